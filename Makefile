@@ -1,0 +1,56 @@
+# SPDX-License-Identifier: GPL-2.0
+# KVM address space isolation: one entry point for building and testing.
+#
+#   make                 install what is missing, prepare the tree, build the
+#                        x86_64 kernel, boot it in QEMU and run the smoke test
+#   make check           build both architectures and run every test
+#   make help            everything else
+
+SHELL := /bin/bash
+S     := scripts
+ARCH  ?= x86_64
+
+.PHONY: all deps prepare kernel-x86_64 kernel-x86_64-noasi kernel-arm64 selftests \
+	check menuconfig patches selftests-baseline clean distclean help
+
+all:
+	@$(S)/main.sh
+
+check:
+	@$(S)/check.sh
+
+deps:
+	@$(S)/deps.sh
+
+prepare: deps
+	@$(S)/prepare.sh
+
+kernel-%: prepare
+	@$(S)/build-kernel.sh $*
+
+selftests: kernel-x86_64
+	@$(S)/build-selftests.sh
+
+# make menuconfig [ARCH=x86_64|arm64]: our configuration in the prepared tree.
+menuconfig: prepare
+	@$(S)/menuconfig.sh $(ARCH)
+
+# The series as git format-patch output in build/patches/, ready to mail.
+patches: prepare
+	@$(S)/format-patch.sh
+
+# Re-record the KVM selftests baseline (see boot-tests/README.md first).
+selftests-baseline: selftests
+	@$(S)/selftests-baseline.sh
+
+clean:
+	rm -rf build/x86_64 build/x86_64-noasi build/arm64 build/tests build/initramfs \
+		build/selftests build/results build/patches
+
+distclean:
+	rm -rf build
+
+help:
+	@sed -n 's/^#   \{0,1\}//p' Makefile | sed -n '1,/^$$/p'
+	@echo "Targets: all check deps prepare kernel-{x86_64,x86_64-noasi,arm64} selftests"
+	@echo "         menuconfig [ARCH=x86_64|arm64] patches selftests-baseline clean distclean"

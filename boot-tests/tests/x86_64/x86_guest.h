@@ -1,0 +1,62 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * A minimal 64-bit KVM guest built from user space: identity-mapped page
+ * tables with 2 MiB pages over the first GiB, flat long-mode segments, no
+ * firmware.  Guest code is position independent machine code copied to
+ * GUEST_CODE_GPA; everything between the end of RAM and 1 GiB is MMIO.
+ */
+#ifndef ASI_X86_GUEST_H
+#define ASI_X86_GUEST_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <linux/kvm.h>
+
+#define GUEST_RAM_SIZE		(4UL << 20)
+#define GUEST_CODE_GPA		0x10000UL
+#define GUEST_MMIO_GPA		0x30000000UL
+#define GUEST_MAX_VCPUS		16
+
+/* Emit guest code into .rodata between the symbols start and end. */
+#define GUEST_CODE(name, body)						\
+	extern const unsigned char name##_start[], name##_end[];	\
+	asm(".pushsection .rodata\n"					\
+	    ".globl " #name "_start\n" #name "_start:\n"		\
+	    ".code64\n" body "\n"					\
+	    ".globl " #name "_end\n" #name "_end:\n"			\
+	    ".popsection\n")
+
+struct guest_vcpu {
+	int fd;
+	struct kvm_run *run;
+};
+
+struct guest {
+	int kvm_fd;
+	int vm_fd;
+	uint8_t *ram;
+	size_t run_size;
+	struct kvm_cpuid2 *cpuid;
+	int nr_vcpus;
+	struct guest_vcpu vcpu[GUEST_MAX_VCPUS];
+};
+
+/* All return 0 or -errno, printing a KTAP diagnostic on failure. */
+int guest_open_kvm(void);
+int guest_create(struct guest *g, const void *code, size_t code_len);
+int guest_add_vcpu(struct guest *g);
+int guest_run(struct guest *g, int vcpu);
+void guest_destroy(struct guest *g);
+
+/* Add or replace one CPUID entry for vCPUs created afterwards. */
+int guest_set_cpuid_entry(struct guest *g, uint32_t function, uint32_t eax,
+			  uint32_t ebx, uint32_t ecx, uint32_t edx);
+const struct kvm_cpuid_entry2 *guest_cpuid_entry(struct guest *g, uint32_t function);
+
+const char *exit_reason_str(uint32_t reason);
+
+/* Port I/O exit helpers: the value the guest wrote, or supply one to read. */
+uint64_t guest_io_value(struct guest_vcpu *v);
+void guest_io_supply(struct guest_vcpu *v, uint64_t value);
+
+#endif
