@@ -11,7 +11,7 @@ S     := scripts
 ARCH  ?= x86_64
 
 .PHONY: all deps prepare kernel-x86_64 kernel-x86_64-noasi kernel-arm64 selftests \
-	check menuconfig patches selftests-baseline clean distclean help
+	check menuconfig patches checkpatch selftests-baseline clean distclean help
 
 all:
 	@$(S)/main.sh
@@ -39,6 +39,10 @@ menuconfig: prepare
 patches: prepare
 	@$(S)/format-patch.sh
 
+# checkpatch.pl --strict on every patch of the series.
+checkpatch: prepare
+	@$(S)/checkpatch.sh
+
 # Re-record the KVM selftests baseline (see boot-tests/README.md first).
 selftests-baseline: selftests
 	@$(S)/selftests-baseline.sh
@@ -53,4 +57,5 @@ distclean:
 help:
 	@sed -n 's/^#   \{0,1\}//p' Makefile | sed -n '1,/^$$/p'
 	@echo "Targets: all check deps prepare kernel-{x86_64,x86_64-noasi,arm64} selftests"
-	@echo "         menuconfig [ARCH=x86_64|arm64] patches selftests-baseline clean distclean"
+	@echo "         menuconfig [ARCH=x86_64|arm64] patches checkpatch selftests-baseline"
+	@echo "         clean distclean"

@@ -7,25 +7,26 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-arch=x86_64
-obj=$BUILD/x86_64
-out=$BUILD/selftests/$arch
+# usage: build-selftests.sh [kernel]     default x86_64; its headers are used
+kernel=${1:-x86_64}
+obj=$BUILD/$kernel
+out=$BUILD/selftests/$kernel
 src=$TREE/tools/testing/selftests/kvm
-[ -d "$obj/usr/include/linux" ] || die "no uapi headers in $obj (build the x86_64 kernel first)"
+[ -d "$obj/usr/include/linux" ] || die "no uapi headers in $obj (build the $kernel kernel first)"
 stamp=$(git -C "$TREE" rev-parse HEAD)
 if [ -f "$out/tests.list" ] && [ "$(cat "$out/.stamp" 2>/dev/null)" = "$stamp" ]; then
 	say "KVM selftests up to date: $(wc -l <"$out/tests.list") built"
 	exit 0
 fi
 
-say "building KVM selftests ($arch, static) in $out"
+say "building KVM selftests (x86_64, static) in $out"
 mkdir -p "$out"
 make -C "$src" -k -j"$NPROC" OUTPUT="$out" CC="ccache gcc" EXTRA_CFLAGS=-static \
 	INSTALL_HDR_PATH="$obj/usr" KHDR_INCLUDES="-isystem $obj/usr/include" \
 	>"$out/build.log" 2>&1 || true
 
 # Every program the Makefile wants for x86_64, and which of them exist.
-wanted=$(sed -nE 's/^TEST_GEN_PROGS_x86_64 \+?= *//p' "$src/Makefile")
+wanted=$(sed -nE 's/^TEST_GEN_PROGS(_EXTENDED)?_x86_64 \+?= *//p' "$src/Makefile")
 : >"$out/tests.list"
 failed=
 for t in $wanted; do

@@ -5,7 +5,7 @@
 # whose dependencies are unmet, so every option a fragment asked for is checked
 # in the final .config and a missing one fails the build.
 #
-# usage: config.sh <kernel>      kernel: x86_64 | x86_64-noasi | arm64
+# usage: config.sh <kernel>      kernel: x86_64 | x86_64-noasi | x86_64-pristine | arm64
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -14,8 +14,9 @@ obj=$BUILD/$kernel
 case "$kernel" in
 x86_64)       arch=x86_64; frags="defconfigs/x86_64.config Kconfig.fragment" ;;
 x86_64-noasi) arch=x86_64; frags="defconfigs/x86_64.config Kconfig.fragment defconfigs/noasi.config" ;;
+x86_64-pristine) arch=x86_64; frags="defconfigs/x86_64.config" ;;	# the tree without our series
 arm64)        arch=arm64;  frags="defconfigs/arm64.config" ;;
-*) die "unknown kernel '$kernel' (x86_64, x86_64-noasi, arm64)" ;;
+*) die "unknown kernel '$kernel' (x86_64, x86_64-noasi, x86_64-pristine, arm64)" ;;
 esac
 
 mkdir -p "$obj"

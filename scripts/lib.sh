@@ -3,7 +3,7 @@
 
 TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 BUILD=${BUILD:-$TOP/build}
-TREE=$BUILD/linux                       # the prepared kernel tree (a throwaway git repo)
+TREE=${TREE:-$BUILD/linux}              # the prepared kernel tree (a throwaway git repo)
 SRC_TARBALL=${SRC_TARBALL:-/usr/src/linux-source-6.1.tar.xz}
 RESULTS=$BUILD/results
 NPROC=$(nproc)

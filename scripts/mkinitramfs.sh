@@ -57,10 +57,10 @@ trap 'rm -f "$list"' EXIT
 	}
 	[ -d "$obj/modules-install/lib/modules" ] && add_tree "$obj/modules-install/lib/modules" /lib/modules
 	if [ "$selftests" = --selftests ]; then
-		[ -f "$BUILD/selftests/$arch/tests.list" ] || die "KVM selftests for $arch not built"
+		[ -f "$BUILD/selftests/$kernel/tests.list" ] || die "KVM selftests for $kernel not built"
 		echo "dir /selftests 0755 0 0"
 		echo "dir /selftests/kvm 0755 0 0"
-		add_tree "$BUILD/selftests/$arch" /selftests/kvm
+		add_tree "$BUILD/selftests/$kernel" /selftests/kvm
 	fi
 } >"$list"
 

@@ -6,8 +6,9 @@
 #
 # Series entries are either a patch (format-patch style, applied strictly with
 # "git apply": exact context, no fuzz) or an overlay directory whose files are
-# copied into the tree at the same relative paths, committed with the message
-# in <dir>.msg.  Commits are built in a scratch index, and the work tree is
+# copied into the tree at the same relative paths -- new files, kept whole --
+# together with the optional <dir>.patch that wires them in (Makefile,
+# Kconfig, MAINTAINERS), committed with the message in <dir>.msg.  Commits are built in a scratch index, and the work tree is
 # switched to the result only at the end, so files whose content did not
 # change keep their timestamps and the kernel build stays incremental.
 set -euo pipefail
@@ -56,16 +57,21 @@ commit_index() {
 	parent=$(git_t commit-tree "$tree" -p "$parent" -F "$msgfile")
 }
 
+# git apply the patch file $2 (for error messages: component $1) to the index.
+apply_to_index() {
+	if ! git_t apply --cached --whitespace=nowarn "$2" 2>"$BUILD/apply.err"; then
+		sed 's/^/    /' "$BUILD/apply.err" >&2
+		die "patch $1/${2##*/} does not apply to the pristine tree plus the entries before it"
+	fi
+}
+
 apply_patch() {
 	local comp=$1 file=$2 info
 	[ -f "$TOP/$comp/$file" ] || die "$comp/series names $file, which does not exist"
-	if ! git_t apply --cached --whitespace=nowarn "$TOP/$comp/$file" 2>"$BUILD/apply.err"; then
-		sed 's/^/    /' "$BUILD/apply.err" >&2
-		die "patch $comp/$file does not apply to the pristine tree plus the patches before it"
-	fi
+	apply_to_index "$comp" "$TOP/$comp/$file"
 	# Keep authorship and the message from the patch itself.
 	info=$BUILD/mailinfo
-	git mailinfo -k "$info.msg" /dev/null <"$TOP/$comp/$file" >"$info.hdr"
+	git mailinfo "$info.msg" /dev/null <"$TOP/$comp/$file" >"$info.hdr"
 	local subject author email
 	subject=$(sed -n 's/^Subject: //p' "$info.hdr")
 	author=$(sed -n 's/^Author: //p' "$info.hdr")
@@ -77,17 +83,22 @@ apply_patch() {
 }
 
 apply_overlay() {
-	local comp=$1 dir=${2%/} f blob
+	local comp=$1 dir=${2%/} f blob sob
 	[ -d "$TOP/$comp/$dir" ] || die "$comp/series names $dir, which is not a directory"
 	[ -f "$TOP/$comp/$dir.msg" ] || die "overlay $comp/$dir has no commit message ($dir.msg)"
-	grep -q '^Signed-off-by: ' "$TOP/$comp/$dir.msg" ||
-		die "overlay $comp/$dir.msg has no Signed-off-by"
+	# The author is the first Signed-off-by of the message.
+	sob=$(sed -n 's/^Signed-off-by: //p' "$TOP/$comp/$dir.msg" | head -n 1)
+	[ -n "$sob" ] || die "overlay $comp/$dir.msg has no Signed-off-by"
 	while IFS= read -r -d '' f; do
 		f=${f#./}
+		git_t cat-file -e "$parent:$f" 2>/dev/null &&
+			die "overlay $comp/$dir replaces $f, which exists: change it with a patch"
 		blob=$(git_t hash-object -w --path "$f" "$TOP/$comp/$dir/$f")
 		git_t update-index --add --cacheinfo "100644,$blob,$f"
 	done < <(cd "$TOP/$comp/$dir" && find . -type f -print0 | sort -z)
-	commit_index "$TOP/$comp/$dir.msg"
+	[ -f "$TOP/$comp/$dir.patch" ] && apply_to_index "$comp" "$TOP/$comp/$dir.patch"
+	GIT_AUTHOR_NAME=${sob% <*} GIT_AUTHOR_EMAIL=$(echo "$sob" | sed 's/.*<\(.*\)>.*/\1/') \
+		commit_index "$TOP/$comp/$dir.msg"
 }
 
 main() {
