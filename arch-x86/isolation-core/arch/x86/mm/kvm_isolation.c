@@ -1,0 +1,1049 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * KVM address space isolation: restricted kernel page tables.
+ *
+ * An isolation instance is an mm_struct whose PGD is a PTI PGD pair.  The
+ * kernel half maps the whole kernel like any mm's does; the user half holds
+ * the restricted table, which maps only what KVM needs to handle VM-exits.
+ * While isolated, CR3 selects the user half, so the paranoid entry path of
+ * NMI, #MC and #DB switches to the kernel half -- full kernel mappings --
+ * exactly as it does when those arrive from user space with PTI.
+ *
+ * The restricted table copies ranges of the kernel page table (init_mm) at a
+ * level chosen per range: at that level the kernel's entry is referenced as
+ * is, so below it the kernel's own page-table pages are shared, never
+ * modified and never freed.  Every directory page an instance allocates is
+ * recorded; a walk that would modify the table refuses to descend into a
+ * page that is not recorded.
+ *
+ * The core instance holds what every VM needs (kernel text, cpu_entry_area,
+ * per-CPU data of the entry code, the KVM modules).  A VM's instance starts
+ * with references to the core's top-level entries and clones a core
+ * directory page only where it adds a mapping below it, so the core's
+ * page-table pages are shared by every VM and a VM's own mappings are
+ * visible to that VM only.  The core does not change while VMs exist.
+ *
+ * Every mapped range is tracked as (pointer, start, end, level, owner).
+ * Ranges may overlap: an entry is installed once and stays while any range
+ * covers it; clearing a range clears, at the level it was mapped at, only
+ * the entries no other range needs.
+ */
+
+#define pr_fmt(fmt) "KVM isolation: " fmt
+
+#include <linux/kallsyms.h>
+#include <linux/mm.h>
+#include <linux/module.h>
+#include <linux/percpu.h>
+#include <linux/pgalloc.h>
+#include <linux/sched/mm.h>
+#include <linux/slab.h>
+#include <linux/xarray.h>
+
+#include <asm/cpu_entry_area.h>
+#include <asm/kvm_isolation.h>
+#include <asm/sections.h>
+#include <asm/tlbflush.h>
+
+/* A directory page an instance allocated, indexed by its pfn. */
+struct iso_ptpage {
+	struct list_head list;
+	void *table;
+	enum kvm_isolation_level level;	/* of the entries in this page */
+	unsigned long base;		/* an address the page translates */
+	unsigned long replaced;		/* parent entry before we linked it */
+	bool pending;			/* linked by the map in progress */
+};
+
+/*
+ * A mapped range: the caller's pointer, its page span, its level, and what
+ * its entries at that level map: first and last byte, [first, last].
+ */
+struct iso_range {
+	struct list_head list;
+	unsigned long ptr;
+	unsigned long start, end;
+	unsigned long first, last;
+	enum kvm_isolation_level level;
+	const char *owner;
+	unsigned int refcount;
+};
+
+struct kvm_isolation {
+	struct mm_struct *mm;
+	pgd_t *pgd;			/* restricted table: user half of mm->pgd */
+	struct kvm_isolation *shared;	/* the core, whose pages we reference */
+	gfp_t gfp;
+	struct mutex lock;		/* protects everything below */
+	struct xarray ptpages;		/* pfn -> struct iso_ptpage */
+	struct list_head ptpage_list;	/* in allocation order */
+	unsigned long nr_ptpages;
+	struct list_head ranges;
+#ifdef CONFIG_KVM_ADDRESS_SPACE_ISOLATION_KUNIT_TEST
+	int fail_alloc_after;		/* fail the Nth allocation, 0: never */
+#endif
+};
+
+DEFINE_STATIC_KEY_FALSE(kvm_isolation_enabled);
+EXPORT_SYMBOL_GPL(kvm_isolation_enabled);
+
+static struct kvm_isolation *iso_core;
+static atomic_t iso_nr_shared_users;	/* instances referencing iso_core */
+static atomic_long_t iso_total_ptpages;
+
+/* Flags ignored when comparing entries: the CPU sets them. */
+#define ISO_HW_BITS	(_PAGE_ACCESSED | _PAGE_DIRTY)
+
+static unsigned int iso_shift(enum kvm_isolation_level level)
+{
+	switch (level) {
+	case KVM_ISOLATION_PGD:
+		return PGDIR_SHIFT;
+	case KVM_ISOLATION_P4D:
+		return P4D_SHIFT;
+	case KVM_ISOLATION_PUD:
+		return PUD_SHIFT;
+	case KVM_ISOLATION_PMD:
+		return PMD_SHIFT;
+	default:
+		return PAGE_SHIFT;
+	}
+}
+
+static unsigned long iso_size(enum kvm_isolation_level level)
+{
+	return 1UL << iso_shift(level);
+}
+
+/* With 4-level paging the P4D level is folded into the PGD. */
+static enum kvm_isolation_level iso_next_level(enum kvm_isolation_level level)
+{
+	if (level == KVM_ISOLATION_PGD && !pgtable_l5_enabled())
+		return KVM_ISOLATION_PUD;
+	return level + 1;
+}
+
+static enum kvm_isolation_level iso_norm_level(enum kvm_isolation_level level)
+{
+	if (level == KVM_ISOLATION_P4D && !pgtable_l5_enabled())
+		return KVM_ISOLATION_PGD;
+	return level;
+}
+
+/* Every level of the x86-64 page table is a page of 512 64-bit entries. */
+static unsigned long *iso_offset(void *table, unsigned long addr,
+				 enum kvm_isolation_level level)
+{
+	return (unsigned long *)table + ((addr >> iso_shift(level)) & (PTRS_PER_PTE - 1));
+}
+
+static bool iso_present(unsigned long val)
+{
+	return val & _PAGE_PRESENT;
+}
+
+/* A leaf maps memory; anything else present points to a directory page. */
+static bool iso_leaf(enum kvm_isolation_level level, unsigned long val)
+{
+	if (level == KVM_ISOLATION_PTE)
+		return true;
+	if (level == KVM_ISOLATION_PUD || level == KVM_ISOLATION_PMD)
+		return val & (_PAGE_PSE | _PAGE_DEVMAP);
+	return false;
+}
+
+static void *iso_table(unsigned long val)
+{
+	return __va(val & PTE_PFN_MASK);
+}
+
+/*
+ * An entry at @level equivalent to the huge leaf @val at the coarser level
+ * @from for @addr: the kernel maps the direct map with huge pages, and
+ * copying one at a finer level must not map the whole huge page.
+ */
+static unsigned long iso_split_leaf(unsigned long val, enum kvm_isolation_level from,
+				    unsigned long addr, enum kvm_isolation_level level)
+{
+	unsigned long mask = from == KVM_ISOLATION_PUD ? PHYSICAL_PUD_PAGE_MASK :
+							PHYSICAL_PMD_PAGE_MASK;
+	unsigned long phys = (val & mask) + (addr & (iso_size(from) - 1) & ~(iso_size(level) - 1));
+	unsigned long flags = val & ~mask;
+
+	if (level == KVM_ISOLATION_PTE)
+		return phys | pgprot_val(pgprot_large_2_4k(__pgprot(flags)));
+	return phys | flags;
+}
+
+/*
+ * The kernel's entry for @addr at @level: a directory pointer or a leaf,
+ * as is, or a leaf derived from a coarser huge leaf; 0 where the kernel
+ * maps nothing.  Read only: the kernel page table is never written.
+ */
+static unsigned long iso_kernel_entry(unsigned long addr, enum kvm_isolation_level level)
+{
+	enum kvm_isolation_level l = KVM_ISOLATION_PGD;
+	unsigned long val = READ_ONCE(*iso_offset(init_mm.pgd, addr, l));
+
+	for (;;) {
+		if (!iso_present(val))
+			return 0;
+		if (l == level)
+			return val;
+		if (iso_leaf(l, val))
+			return iso_split_leaf(val, l, addr, level);
+		l = iso_next_level(l);
+		val = READ_ONCE(*iso_offset(iso_table(val), addr, l));
+	}
+}
+
+static struct iso_ptpage *iso_ptpage(struct kvm_isolation *iso, void *table)
+{
+	return xa_load(&iso->ptpages, PHYS_PFN(__pa(table)));
+}
+
+/* Pages this instance may write: its restricted PGD and recorded pages. */
+static bool iso_owns(struct kvm_isolation *iso, void *table)
+{
+	return table == (void *)iso->pgd || iso_ptpage(iso, table);
+}
+
+static bool iso_should_fail(struct kvm_isolation *iso)
+{
+#ifdef CONFIG_KVM_ADDRESS_SPACE_ISOLATION_KUNIT_TEST
+	if (iso->fail_alloc_after && !--iso->fail_alloc_after)
+		return true;
+#endif
+	return false;
+}
+
+/* Allocate and record a directory page for @level entries around @addr. */
+static void *iso_alloc_ptpage(struct kvm_isolation *iso, enum kvm_isolation_level level,
+			      unsigned long addr, unsigned long replaced)
+{
+	struct iso_ptpage *pt;
+
+	if (iso_should_fail(iso))
+		return NULL;
+	pt = kzalloc(sizeof(*pt), iso->gfp);
+	if (!pt)
+		return NULL;
+	pt->table = (void *)get_zeroed_page(iso->gfp);
+	if (!pt->table)
+		goto err_free;
+	if (xa_insert(&iso->ptpages, PHYS_PFN(__pa(pt->table)), pt, iso->gfp))
+		goto err_page;
+	pt->level = level;
+	pt->base = addr;
+	pt->replaced = replaced;
+	pt->pending = true;
+	list_add_tail(&pt->list, &iso->ptpage_list);
+	iso->nr_ptpages++;
+	atomic_long_inc(&iso_total_ptpages);
+	return pt->table;
+
+err_page:
+	free_page((unsigned long)pt->table);
+err_free:
+	kfree(pt);
+	return NULL;
+}
+
+static void iso_free_ptpage(struct kvm_isolation *iso, struct iso_ptpage *pt)
+{
+	xa_erase(&iso->ptpages, PHYS_PFN(__pa(pt->table)));
+	list_del(&pt->list);
+	free_page((unsigned long)pt->table);
+	kfree(pt);
+	iso->nr_ptpages--;
+	atomic_long_dec(&iso_total_ptpages);
+}
+
+/*
+ * Make the directory page the @slot_level entry @slot points to ours: allocate it when missing,
+ * clone it when it belongs to the core.  Returns the table, NULL when @slot
+ * is a leaf or points to a page of the kernel's own table (the address is
+ * mapped by a coarser range already), or an ERR_PTR.
+ */
+static void *iso_alloc_level(struct kvm_isolation *iso, unsigned long *slot,
+			     enum kvm_isolation_level slot_level, unsigned long addr)
+{
+	enum kvm_isolation_level level = iso_next_level(slot_level);
+	unsigned long val = READ_ONCE(*slot);
+	void *table;
+
+	if (!iso_present(val)) {
+		table = iso_alloc_ptpage(iso, level, addr, 0);
+		if (!table)
+			return ERR_PTR(-ENOMEM);
+		WRITE_ONCE(*slot, __pa(table) | _KERNPG_TABLE);
+		return table;
+	}
+	if (iso_leaf(slot_level, val))
+		return NULL;
+	table = iso_table(val);
+	if (iso_owns(iso, table))
+		return table;
+	if (!iso->shared || !iso_ptpage(iso->shared, table))
+		return NULL;
+	/* A core page: we add below it, so it becomes our own copy. */
+	table = iso_alloc_ptpage(iso, level, addr, val);
+	if (!table)
+		return ERR_PTR(-ENOMEM);
+	copy_page(table, iso_table(val));
+	WRITE_ONCE(*slot, __pa(table) | (val & ~PTE_PFN_MASK));
+	return table;
+}
+
+/*
+ * The slot for @addr at @level in the restricted table.  With @alloc,
+ * missing directory pages are allocated (and core pages cloned); without,
+ * the walk stops where nothing is mapped.  NULL when the address is not
+ * reachable at @level (see iso_alloc_level()).
+ */
+static unsigned long *iso_walk(struct kvm_isolation *iso, unsigned long addr,
+			       enum kvm_isolation_level level, bool alloc)
+{
+	enum kvm_isolation_level l = KVM_ISOLATION_PGD;
+	unsigned long *slot = iso_offset(iso->pgd, addr, l);
+
+	while (l != level) {
+		enum kvm_isolation_level next = iso_next_level(l);
+		unsigned long val = READ_ONCE(*slot);
+		void *table;
+
+		if (alloc) {
+			table = iso_alloc_level(iso, slot, l, addr);
+			if (IS_ERR_OR_NULL(table))
+				return table;
+		} else {
+			if (!iso_present(val) || iso_leaf(l, val))
+				return NULL;
+			table = iso_table(val);
+		}
+		l = next;
+		slot = iso_offset(table, addr, l);
+	}
+	return slot;
+}
+
+/* Install @val unless an entry is there: identical is fine, different is refused. */
+static int iso_set_entry(unsigned long *slot, unsigned long val)
+{
+	unsigned long old = READ_ONCE(*slot);
+
+	if (!old) {
+		WRITE_ONCE(*slot, val);
+		return 0;
+	}
+	return (old ^ val) & ~ISO_HW_BITS ? -EBUSY : 0;
+}
+
+static bool iso_overlaps(struct iso_range *r, unsigned long first, unsigned long last)
+{
+	return r->first <= last && first <= r->last;
+}
+
+/*
+ * Does a range of @iso or of the core, other than @skip, at @level or a
+ * coarser one, map something in [first, last]?
+ */
+static bool iso_needed(struct kvm_isolation *iso, struct iso_range *skip, unsigned long first,
+		       unsigned long last, enum kvm_isolation_level level)
+{
+	struct kvm_isolation *owners[] = { iso, iso->shared };
+	struct iso_range *r;
+	int i;
+
+	for (i = 0; i < ARRAY_SIZE(owners) && owners[i]; i++)
+		list_for_each_entry(r, &owners[i]->ranges, list)
+			if (r != skip && r->level <= level && iso_overlaps(r, first, last))
+				return true;
+	return false;
+}
+
+/* Is [first, last] covered by the union of the ranges of @iso and the core? */
+static bool iso_covered(struct kvm_isolation *iso, unsigned long first, unsigned long last)
+{
+	struct kvm_isolation *owners[] = { iso, iso->shared };
+	bool progress = true;
+	struct iso_range *r;
+	int i;
+
+	while (progress) {
+		progress = false;
+		for (i = 0; i < ARRAY_SIZE(owners) && owners[i]; i++) {
+			list_for_each_entry(r, &owners[i]->ranges, list) {
+				if (r->first > first || first > r->last)
+					continue;
+				if (r->last >= last)
+					return true;
+				first = r->last + 1;
+				progress = true;
+			}
+		}
+	}
+	return false;
+}
+
+static unsigned long iso_slot_end(unsigned long addr, enum kvm_isolation_level level,
+				  unsigned long end)
+{
+	unsigned long next = (addr | (iso_size(level) - 1)) + 1;
+
+	return next && next < end ? next : end;
+}
+
+/* Walk from the top to the entry that links @pt's page. */
+static unsigned long *iso_parent_slot(struct kvm_isolation *iso, struct iso_ptpage *pt)
+{
+	enum kvm_isolation_level l = KVM_ISOLATION_PGD, parent = KVM_ISOLATION_PGD;
+
+	while (iso_next_level(l) != pt->level) {
+		l = iso_next_level(l);
+		parent = l;
+	}
+	return iso_walk(iso, pt->base, parent, false);
+}
+
+/*
+ * Unlink @table and the pages above it that clearing left empty, bottom up,
+ * and queue them on @freed: they may be freed only after a TLB flush.
+ */
+static void iso_prune(struct kvm_isolation *iso, void *table, struct list_head *freed)
+{
+	struct iso_ptpage *pt;
+	unsigned long *slot;
+
+	while ((pt = iso_ptpage(iso, table)) && !pt->pending && !memchr_inv(table, 0, PAGE_SIZE)) {
+		slot = iso_parent_slot(iso, pt);
+		if (WARN_ON_ONCE(!slot || iso_table(READ_ONCE(*slot)) != table))
+			return;
+		WRITE_ONCE(*slot, pt->replaced);
+		list_move(&pt->list, freed);
+		table = (void *)((unsigned long)slot & PAGE_MASK);
+	}
+}
+
+/*
+ * Clear, at @level, the entries of [start, end) that no range other than
+ * @skip needs at that level.  Only entries in pages this instance owns are
+ * written; pages left empty go to @freed.  Finer ranges inside are the
+ * caller's business.
+ */
+static void iso_clear(struct kvm_isolation *iso, struct iso_range *skip, unsigned long start,
+		      unsigned long end, enum kvm_isolation_level level, struct list_head *freed)
+{
+	unsigned long addr, next, *slot;
+	void *table;
+
+	for (addr = start; addr < end; addr = next) {
+		unsigned long first = addr & ~(iso_size(level) - 1);
+
+		next = iso_slot_end(addr, level, end);
+		if (iso_needed(iso, skip, first, first + (iso_size(level) - 1), level))
+			continue;
+		slot = iso_walk(iso, addr, level, false);
+		if (!slot)
+			continue;
+		table = (void *)((unsigned long)slot & PAGE_MASK);
+		if (!iso_owns(iso, table))
+			continue;
+		WRITE_ONCE(*slot, 0);
+		iso_prune(iso, table, freed);
+	}
+}
+
+/* Free unlinked pages once no TLB can walk them: flush [first, last] first. */
+static void iso_free_unlinked(struct kvm_isolation *iso, struct list_head *freed,
+			      unsigned long first, unsigned long last)
+{
+	struct iso_ptpage *pt, *tmp;
+
+	flush_tlb_kernel_range(first, last);
+	list_for_each_entry_safe(pt, tmp, freed, list)
+		iso_free_ptpage(iso, pt);
+}
+
+/*
+ * Copy the kernel's entries for [start, end) at @level.  *@done is raised to
+ * where copying got, so that a failure can be undone up to there.
+ */
+static int iso_copy(struct kvm_isolation *iso, unsigned long start, unsigned long end,
+		    enum kvm_isolation_level level, unsigned long *done)
+{
+	unsigned long addr, next, val, *slot;
+	int ret = 0;
+
+	for (addr = start; addr < end; addr = next) {
+		next = iso_slot_end(addr, level, end);
+		*done = max(*done, addr);
+		val = iso_kernel_entry(addr, level);
+		if (!val)
+			continue;	/* a hole in the kernel mapping */
+		slot = iso_walk(iso, addr, level, true);
+		if (IS_ERR(slot))
+			return PTR_ERR(slot);
+		if (!slot) {
+			/* Mapped by a coarser range already: fine if one covers it. */
+			if (!iso_covered(iso, addr, next - 1))
+				return -EBUSY;
+			continue;
+		}
+		ret = iso_set_entry(slot, val);
+		if (ret)
+			return ret;
+	}
+	*done = end;
+	return ret;
+}
+
+/* Does the restricted table still hold what the kernel maps for @r? */
+static bool iso_range_current(struct kvm_isolation *iso, struct iso_range *r)
+{
+	unsigned long addr, next, *slot;
+
+	for (addr = r->start; addr < r->end; addr = next) {
+		next = iso_slot_end(addr, r->level, r->end);
+		slot = iso_walk(iso, addr, r->level, false);
+		if (slot && ((READ_ONCE(*slot) ^ iso_kernel_entry(addr, r->level)) & ~ISO_HW_BITS))
+			return false;
+	}
+	return true;
+}
+
+/*
+ * Finish an operation: on success the pages it linked become permanent; on
+ * failure they are unlinked -- the parent entry gets back what it held --
+ * newest first, so that children go before their parents, onto @freed.
+ */
+static void iso_settle_pending(struct kvm_isolation *iso, bool keep, struct list_head *freed)
+{
+	struct iso_ptpage *pt, *tmp;
+	unsigned long *slot;
+
+	list_for_each_entry_safe_reverse(pt, tmp, &iso->ptpage_list, list) {
+		if (!pt->pending)
+			break;
+		pt->pending = false;
+		if (keep)
+			continue;
+		slot = iso_parent_slot(iso, pt);
+		if (!WARN_ON_ONCE(!slot || iso_table(READ_ONCE(*slot)) != pt->table))
+			WRITE_ONCE(*slot, pt->replaced);
+		list_move(&pt->list, freed);
+	}
+}
+
+/*
+ * Undo a failed copy of [start, end) at @level, which got to @done: clear
+ * what it installed, unlink what it allocated.
+ */
+static void iso_undo_copy(struct kvm_isolation *iso, struct iso_range *skip, unsigned long start,
+			  unsigned long end, unsigned long done, enum kvm_isolation_level level)
+{
+	LIST_HEAD(freed);
+
+	iso_clear(iso, skip, start, done, level, &freed);
+	iso_settle_pending(iso, false, &freed);
+	iso_free_unlinked(iso, &freed, start & ~(iso_size(level) - 1),
+			  (end - 1) | (iso_size(level) - 1));
+}
+
+/*
+ * Finer ranges inside a coarser one were recorded without entries of their
+ * own; once the coarser one is gone they get them.
+ */
+static void iso_restore_finer(struct kvm_isolation *iso, struct iso_range *gone)
+{
+	struct iso_range *r;
+	unsigned long done;
+	int ret;
+
+	list_for_each_entry(r, &iso->ranges, list) {
+		if (r->level <= gone->level || !iso_overlaps(r, gone->first, gone->last))
+			continue;
+		done = r->start;
+		ret = iso_copy(iso, r->start, r->end, r->level, &done);
+		if (!ret) {
+			iso_settle_pending(iso, true, NULL);
+			continue;
+		}
+		iso_undo_copy(iso, r, r->start, r->end, done, r->level);
+		pr_warn("%s range %#lx-%#lx lost its mapping (%d)\n",
+			r->owner, r->start, r->end, ret);
+	}
+}
+
+static void iso_remove_range(struct kvm_isolation *iso, struct iso_range *r)
+{
+	LIST_HEAD(freed);
+
+	list_del(&r->list);
+	iso_clear(iso, NULL, r->start, r->end, r->level, &freed);
+	iso_free_unlinked(iso, &freed, r->first, r->last);
+	iso_restore_finer(iso, r);
+	kfree(r);
+}
+
+/*
+ * Ranges over [start, end) whose memory the kernel mapped differently since
+ * (freed and reallocated without being unmapped) are dropped.
+ */
+static bool iso_drop_stale(struct kvm_isolation *iso, unsigned long start, unsigned long end)
+{
+	struct iso_range *r, *tmp;
+	bool dropped = false;
+
+	list_for_each_entry_safe(r, tmp, &iso->ranges, list) {
+		if (iso_overlaps(r, start, end - 1) && !iso_range_current(iso, r)) {
+			pr_warn("%s range %#lx-%#lx was remapped by the kernel; replacing it\n",
+				r->owner, r->start, r->end);
+			iso_remove_range(iso, r);
+			dropped = true;
+		}
+	}
+	return dropped;
+}
+
+static struct iso_range *iso_find(struct kvm_isolation *iso, unsigned long ptr)
+{
+	struct iso_range *r;
+
+	list_for_each_entry_reverse(r, &iso->ranges, list)
+		if (r->ptr == ptr)
+			return r;
+	return NULL;
+}
+
+static bool iso_in_direct_map(unsigned long start, unsigned long end)
+{
+	return start < PAGE_OFFSET + (max_pfn << PAGE_SHIFT) && end > PAGE_OFFSET;
+}
+
+/**
+ * kvm_isolation_map() - map a kernel buffer into an isolated address space
+ * @iso: the isolation instance
+ * @ptr: start of the buffer; it need not be page aligned
+ * @size: size of the buffer in bytes
+ * @level: page-table level to copy the kernel's entries at
+ * @owner: what the range belongs to, for reports ("VM", "vCPU", ...)
+ *
+ * Maps the pages of the buffer, from the start of its first page to the end
+ * of its last one, by copying the kernel's page-table entries at @level.
+ * Direct-map buffers can only be copied at PTE level.  Mapping the same
+ * buffer again takes a reference; a buffer the kernel remapped since it was
+ * mapped (freed and reallocated) is mapped anew.
+ *
+ * Return: 0, or -EINVAL, -ENOMEM, or -EBUSY when the restricted table maps
+ * the address differently.
+ */
+int kvm_isolation_map(struct kvm_isolation *iso, const void *ptr, size_t size,
+		      enum kvm_isolation_level level, const char *owner)
+{
+	unsigned long start = round_down((unsigned long)ptr, PAGE_SIZE);
+	unsigned long end = round_up((unsigned long)ptr + size, PAGE_SIZE);
+	unsigned long done = start;
+	struct iso_range *r;
+	int ret;
+
+	level = iso_norm_level(level);
+	if (!size || level > KVM_ISOLATION_PTE || end <= start || start < TASK_SIZE_MAX)
+		return -EINVAL;
+	/* A coarser copy of the direct map would map unrelated memory. */
+	if (level != KVM_ISOLATION_PTE && iso_in_direct_map(start, end))
+		return -EINVAL;
+
+	mutex_lock(&iso->lock);
+	r = iso_find(iso, (unsigned long)ptr);
+	if (r && r->end == end && r->level == level) {
+		if (iso_range_current(iso, r)) {
+			r->refcount++;
+			ret = 0;
+			goto out;
+		}
+		/* Freed and reallocated at the same address: map it anew. */
+		iso_remove_range(iso, r);
+	}
+
+	r = kzalloc(sizeof(*r), iso->gfp);
+	ret = -ENOMEM;
+	if (!r)
+		goto out;
+	*r = (struct iso_range) {
+		.ptr = (unsigned long)ptr, .start = start, .end = end,
+		.first = start & ~(iso_size(level) - 1),
+		.last = (end - 1) | (iso_size(level) - 1),
+		.level = level, .owner = owner, .refcount = 1,
+	};
+
+	ret = iso_copy(iso, start, end, level, &done);
+	if (ret == -EBUSY && iso_drop_stale(iso, start, end))
+		ret = iso_copy(iso, start, end, level, &done);
+	if (ret) {
+		iso_undo_copy(iso, NULL, start, end, done, level);
+		kfree(r);
+		goto out;
+	}
+	iso_settle_pending(iso, true, NULL);
+	list_add_tail(&r->list, &iso->ranges);
+out:
+	mutex_unlock(&iso->lock);
+	return ret;
+}
+EXPORT_SYMBOL_GPL(kvm_isolation_map);
+
+/**
+ * kvm_isolation_unmap() - remove a buffer mapped by kvm_isolation_map()
+ * @iso: the isolation instance
+ * @ptr: the pointer the buffer was mapped with
+ *
+ * Drops a reference; the last one clears the range, at the level it was
+ * mapped at, except for pages another range still maps.
+ */
+void kvm_isolation_unmap(struct kvm_isolation *iso, const void *ptr)
+{
+	struct iso_range *r;
+
+	mutex_lock(&iso->lock);
+	r = iso_find(iso, (unsigned long)ptr);
+	if (WARN(!r, "unmapping %p, which is not mapped\n", ptr))
+		goto out;
+	if (!--r->refcount)
+		iso_remove_range(iso, r);
+out:
+	mutex_unlock(&iso->lock);
+}
+EXPORT_SYMBOL_GPL(kvm_isolation_unmap);
+
+/**
+ * kvm_isolation_map_percpu() - map every possible CPU's copy of a per-CPU object
+ * @iso: the isolation instance
+ * @ptr: the per-CPU object
+ * @size: its size
+ * @owner: what the object belongs to
+ *
+ * Return: 0 or a negative error; on error nothing stays mapped.
+ */
+int kvm_isolation_map_percpu(struct kvm_isolation *iso, void __percpu *ptr, size_t size,
+			     const char *owner)
+{
+	int cpu, failed, ret;
+
+	for_each_possible_cpu(cpu) {
+		ret = kvm_isolation_map(iso, per_cpu_ptr(ptr, cpu), size, KVM_ISOLATION_PTE, owner);
+		if (ret)
+			goto err;
+	}
+	return 0;
+err:
+	failed = cpu;
+	for_each_possible_cpu(cpu) {
+		if (cpu == failed)
+			break;
+		kvm_isolation_unmap(iso, per_cpu_ptr(ptr, cpu));
+	}
+	return ret;
+}
+EXPORT_SYMBOL_GPL(kvm_isolation_map_percpu);
+
+/**
+ * kvm_isolation_unmap_percpu() - unmap what kvm_isolation_map_percpu() mapped
+ * @iso: the isolation instance
+ * @ptr: the per-CPU object
+ */
+void kvm_isolation_unmap_percpu(struct kvm_isolation *iso, void __percpu *ptr)
+{
+	int cpu;
+
+	for_each_possible_cpu(cpu)
+		kvm_isolation_unmap(iso, per_cpu_ptr(ptr, cpu));
+}
+EXPORT_SYMBOL_GPL(kvm_isolation_unmap_percpu);
+
+static struct kvm_isolation *iso_create(struct kvm_isolation *shared, gfp_t gfp)
+{
+	struct kvm_isolation *iso;
+
+	iso = kzalloc(sizeof(*iso), gfp);
+	if (!iso)
+		return NULL;
+	/* A user mm gives a PGD pair whose kernel half tracks init_mm. */
+	iso->mm = mm_alloc();
+	if (!iso->mm) {
+		kfree(iso);
+		return NULL;
+	}
+	iso->pgd = kernel_to_user_pgdp(iso->mm->pgd);
+	/* PTI's entries in the user half are not ours to keep. */
+	memset(iso->pgd + KERNEL_PGD_BOUNDARY, 0, KERNEL_PGD_PTRS * sizeof(pgd_t));
+	iso->gfp = gfp;
+	mutex_init(&iso->lock);
+	xa_init(&iso->ptpages);
+	INIT_LIST_HEAD(&iso->ptpage_list);
+	INIT_LIST_HEAD(&iso->ranges);
+	atomic_long_add(1 << PGD_ALLOCATION_ORDER, &iso_total_ptpages);
+	if (shared) {
+		iso->shared = shared;
+		atomic_inc(&iso_nr_shared_users);
+		memcpy(iso->pgd + KERNEL_PGD_BOUNDARY, shared->pgd + KERNEL_PGD_BOUNDARY,
+		       KERNEL_PGD_PTRS * sizeof(pgd_t));
+	}
+	return iso;
+}
+
+/**
+ * kvm_isolation_create() - create an isolated address space for a VM
+ *
+ * The new address space maps what the core maps, by reference.
+ *
+ * Return: the instance, or an ERR_PTR: -ENODEV when isolation is not set up.
+ */
+struct kvm_isolation *kvm_isolation_create(void)
+{
+	struct kvm_isolation *iso;
+
+	if (!iso_core)
+		return ERR_PTR(-ENODEV);
+	iso = iso_create(iso_core, GFP_KERNEL_ACCOUNT);
+	return iso ?: ERR_PTR(-ENOMEM);
+}
+EXPORT_SYMBOL_GPL(kvm_isolation_create);
+
+/**
+ * kvm_isolation_destroy() - free an isolated address space
+ * @iso: the instance, not loaded on any CPU; NULL is ignored
+ *
+ * Frees every page-table page the instance owns and every range it tracks.
+ */
+void kvm_isolation_destroy(struct kvm_isolation *iso)
+{
+	struct iso_ptpage *pt, *tmp;
+	struct iso_range *r, *rtmp;
+
+	if (!iso)
+		return;
+	list_for_each_entry_safe(r, rtmp, &iso->ranges, list) {
+		list_del(&r->list);
+		kfree(r);
+	}
+	/* Only our own pages; the core's and the kernel's are only referenced. */
+	memset(iso->pgd + KERNEL_PGD_BOUNDARY, 0, KERNEL_PGD_PTRS * sizeof(pgd_t));
+	list_for_each_entry_safe(pt, tmp, &iso->ptpage_list, list)
+		iso_free_ptpage(iso, pt);
+	xa_destroy(&iso->ptpages);
+	if (iso->shared)
+		atomic_dec(&iso_nr_shared_users);
+	mmput(iso->mm);
+	atomic_long_sub(1 << PGD_ALLOCATION_ORDER, &iso_total_ptpages);
+	kfree(iso);
+}
+EXPORT_SYMBOL_GPL(kvm_isolation_destroy);
+
+/**
+ * kvm_isolation_pgtable_pages() - page-table pages owned by isolation
+ *
+ * Return: the number of pages of every instance's PGD pair and directory
+ * pages, core included.
+ */
+unsigned long kvm_isolation_pgtable_pages(void)
+{
+	return atomic_long_read(&iso_total_ptpages);
+}
+EXPORT_SYMBOL_GPL(kvm_isolation_pgtable_pages);
+
+/* Bytes the restricted table maps below @table at @level (shared pages too). */
+static unsigned long iso_mapped_bytes(void *table, enum kvm_isolation_level level,
+				      unsigned int first, unsigned int last)
+{
+	unsigned long *e = table, total = 0;
+	unsigned int i;
+
+	for (i = first; i <= last; i++) {
+		if (!iso_present(e[i]))
+			continue;
+		if (iso_leaf(level, e[i]))
+			total += iso_size(level);
+		else
+			total += iso_mapped_bytes(iso_table(e[i]), iso_next_level(level),
+						  0, PTRS_PER_PTE - 1);
+	}
+	return total;
+}
+
+static unsigned long iso_mapped_total(struct kvm_isolation *iso)
+{
+	return iso_mapped_bytes(iso->pgd, KVM_ISOLATION_PGD, KERNEL_PGD_BOUNDARY,
+				PTRS_PER_PGD - 1);
+}
+
+/*
+ * What every VM needs.  Per-CPU variables the entry code and the VM-entry
+ * and VM-exit paths touch while isolated; page granular, so neighbours on
+ * the same page are mapped too.
+ */
+static int iso_map_core_percpu(struct kvm_isolation *iso)
+{
+	static const struct {
+		void __percpu *ptr;
+		size_t size;
+	} vars[] = {
+		{ &this_cpu_off, sizeof(this_cpu_off) },
+		{ &current_task, sizeof(current_task) },
+		{ &cpu_current_top_of_stack, sizeof(cpu_current_top_of_stack) },
+		{ &__preempt_count, sizeof(__preempt_count) },
+		{ &cpu_number, sizeof(cpu_number) },
+		{ &cpu_tlbstate, sizeof(cpu_tlbstate) },
+		{ &irq_stat, sizeof(irq_stat) },
+		{ &hardirq_stack_ptr, sizeof(hardirq_stack_ptr) },
+		{ &hardirq_stack_inuse, sizeof(hardirq_stack_inuse) },
+		{ &x86_spec_ctrl_current, sizeof(x86_spec_ctrl_current) },
+		{ &cpu_tss_rw, sizeof(struct x86_hw_tss) },
+#ifdef CONFIG_STACKPROTECTOR
+		{ &fixed_percpu_data, sizeof(fixed_percpu_data) },
+#endif
+	};
+	int i, ret;
+
+	for (i = 0; i < ARRAY_SIZE(vars); i++) {
+		ret = kvm_isolation_map_percpu(iso, vars[i].ptr, vars[i].size, "core");
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+/* The hard-IRQ stacks: vmapped with guard pages, so copied page by page. */
+static int iso_map_irq_stacks(struct kvm_isolation *iso)
+{
+	int cpu, ret;
+
+	for_each_online_cpu(cpu) {
+		void *top = per_cpu(hardirq_stack_ptr, cpu);
+
+		if (!top)
+			continue;
+		ret = kvm_isolation_map(iso, top + 8 - IRQ_STACK_SIZE, IRQ_STACK_SIZE,
+					KVM_ISOLATION_PTE, "core");
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+static int iso_map_module(struct kvm_isolation *iso, struct module *mod)
+{
+	int ret;
+
+	if (!mod)
+		return 0;
+	ret = kvm_isolation_map(iso, mod->core_layout.base, mod->core_layout.size,
+				KVM_ISOLATION_PTE, "core");
+	if (!ret && mod->percpu_size)
+		ret = kvm_isolation_map_percpu(iso, mod->percpu, mod->percpu_size, "core");
+	return ret;
+}
+
+static int iso_map_core(struct kvm_isolation *iso, struct module *kvm, struct module *vendor,
+			const char **what)
+{
+	int ret;
+
+	*what = "kernel text";
+	ret = kvm_isolation_map(iso, _text, _etext - _text, KVM_ISOLATION_PMD, "core");
+	if (ret)
+		return ret;
+	*what = "kernel rodata";
+	ret = kvm_isolation_map(iso, __start_rodata, __end_rodata - __start_rodata,
+				KVM_ISOLATION_PMD, "core");
+	if (ret)
+		return ret;
+	*what = "cpu_entry_area";
+	ret = kvm_isolation_map(iso, (void *)CPU_ENTRY_AREA_BASE, CPU_ENTRY_AREA_MAP_SIZE,
+				KVM_ISOLATION_P4D, "core");
+	if (ret)
+		return ret;
+	*what = "per-CPU data";
+	ret = iso_map_core_percpu(iso);
+	if (ret)
+		return ret;
+	*what = "hard-IRQ stacks";
+	ret = iso_map_irq_stacks(iso);
+	if (ret)
+		return ret;
+	*what = "KVM modules";
+	ret = iso_map_module(iso, kvm);
+	if (!ret)
+		ret = iso_map_module(iso, vendor);
+	return ret;
+}
+
+/**
+ * kvm_isolation_setup() - build the core isolated address space and enable isolation
+ * @kvm: the kvm module, NULL when KVM is built in
+ * @vendor_ops: an object of the kvm_amd or kvm_intel module (its kvm_x86_ops),
+ *	which is mapped whole when it is a module
+ *
+ * Isolation needs page table isolation: the paranoid entry path of NMI, #MC
+ * and #DB only switches to full kernel mappings when PTI is on, and without
+ * PTI the kernel's global TLB entries would outlive the switch to the
+ * restricted table.
+ *
+ * Return: 0 when isolation is enabled, else a negative error, after saying why.
+ */
+int kvm_isolation_setup(struct module *kvm, const void *vendor_ops)
+{
+	const char *what = "the core address space";
+	struct module *vendor;
+	int ret = -ENOMEM;
+
+	if (!boot_cpu_has(X86_FEATURE_PTI)) {
+		pr_warn("not enabled: page table isolation is off (boot with pti=on)\n");
+		return -EOPNOTSUPP;
+	}
+	if (WARN_ON(iso_core))
+		return -EBUSY;
+
+	preempt_disable();
+	vendor = __module_address((unsigned long)vendor_ops);
+	preempt_enable();
+
+	iso_core = iso_create(NULL, GFP_KERNEL);
+	if (!iso_core)
+		goto err;
+	ret = iso_map_core(iso_core, kvm, vendor, &what);
+	if (ret)
+		goto err;
+
+	static_branch_enable(&kvm_isolation_enabled);
+	pr_info("Running with isolated address space: core maps %lu KiB, %lu page-table pages\n",
+		iso_mapped_total(iso_core) >> 10, kvm_isolation_pgtable_pages());
+	return 0;
+err:
+	pr_err("not enabled: mapping %s failed (%d)\n", what, ret);
+	kvm_isolation_destroy(iso_core);
+	iso_core = NULL;
+	return ret;
+}
+EXPORT_SYMBOL_GPL(kvm_isolation_setup);
+
+/**
+ * kvm_isolation_teardown() - disable isolation and free the core
+ *
+ * Called when KVM goes away; every VM's instance is gone by then.
+ */
+void kvm_isolation_teardown(void)
+{
+	if (!iso_core)
+		return;
+	static_branch_disable(&kvm_isolation_enabled);
+	WARN_ON(atomic_read(&iso_nr_shared_users));
+	kvm_isolation_destroy(iso_core);
+	iso_core = NULL;
+	pr_info("isolated address space disabled\n");
+}
+EXPORT_SYMBOL_GPL(kvm_isolation_teardown);
+
+#ifdef CONFIG_KVM_ADDRESS_SPACE_ISOLATION_KUNIT_TEST
+#include "kvm_isolation_test.c"
+#endif

@@ -1,0 +1,543 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * KUnit tests of the KVM isolation page-table core.  Included from
+ * kvm_isolation.c so that the tests can look at its internals.
+ */
+#include <kunit/test.h>
+#include <linux/vmalloc.h>
+
+/* What a table translates one 4 KiB page to, A/D bits aside. */
+struct iso_test_xlate {
+	unsigned long phys;
+	unsigned long flags;
+};
+
+static bool iso_test_translate(void *pgd, unsigned long addr, struct iso_test_xlate *x)
+{
+	enum kvm_isolation_level l = KVM_ISOLATION_PGD;
+	unsigned long val = READ_ONCE(*iso_offset(pgd, addr, l));
+
+	for (;;) {
+		if (!iso_present(val))
+			return false;
+		if (iso_leaf(l, val)) {
+			if (l != KVM_ISOLATION_PTE)
+				val = iso_split_leaf(val, l, addr, KVM_ISOLATION_PTE);
+			x->phys = val & PTE_PFN_MASK;
+			x->flags = val & ~PTE_PFN_MASK & ~ISO_HW_BITS;
+			return true;
+		}
+		l = iso_next_level(l);
+		val = READ_ONCE(*iso_offset(iso_table(val), addr, l));
+	}
+}
+
+static bool iso_test_mapped(struct kvm_isolation *iso, unsigned long addr)
+{
+	struct iso_test_xlate x;
+
+	return iso_test_translate(iso->pgd, addr, &x);
+}
+
+/* Every page of [start, end) translates in @iso exactly as in the kernel. */
+static void iso_test_expect_same(struct kunit *test, struct kvm_isolation *iso,
+				 unsigned long start, unsigned long end)
+{
+	struct iso_test_xlate k, o;
+	unsigned long addr;
+
+	for (addr = start & PAGE_MASK; addr < end; addr += PAGE_SIZE) {
+		bool kernel = iso_test_translate(init_mm.pgd, addr, &k);
+
+		if (!kernel)
+			continue;
+		KUNIT_ASSERT_TRUE_MSG(test, iso_test_translate(iso->pgd, addr, &o),
+				      "%#lx not mapped", addr);
+		KUNIT_EXPECT_EQ_MSG(test, o.phys, k.phys, "%#lx", addr);
+		KUNIT_EXPECT_EQ_MSG(test, o.flags, k.flags, "%#lx", addr);
+	}
+}
+
+static void iso_test_expect_unmapped(struct kunit *test, struct kvm_isolation *iso,
+				     unsigned long start, unsigned long end)
+{
+	unsigned long addr;
+
+	for (addr = start & PAGE_MASK; addr < end; addr += PAGE_SIZE)
+		KUNIT_EXPECT_FALSE_MSG(test, iso_test_mapped(iso, addr), "%#lx mapped", addr);
+}
+
+/* Copies of the kernel's page-table pages that translate a range. */
+#define ISO_TEST_MAX_SNAP 32
+struct iso_test_snap {
+	int n;
+	void *page[ISO_TEST_MAX_SNAP];
+	void *copy[ISO_TEST_MAX_SNAP];
+};
+
+static void iso_test_snap_add(struct kunit *test, struct iso_test_snap *s, void *page)
+{
+	int i;
+
+	for (i = 0; i < s->n; i++)
+		if (s->page[i] == page)
+			return;
+	KUNIT_ASSERT_LT(test, s->n, ISO_TEST_MAX_SNAP);
+	s->page[s->n] = page;
+	s->copy[s->n] = kunit_kmalloc(test, PAGE_SIZE, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, s->copy[s->n]);
+	memcpy(s->copy[s->n], page, PAGE_SIZE);
+	s->n++;
+}
+
+/* Snapshot the kernel pages around [start, end): the neighbours too. */
+static void iso_test_snapshot(struct kunit *test, struct iso_test_snap *s,
+			      unsigned long start, unsigned long end)
+{
+	unsigned long addr;
+
+	s->n = 0;
+	for (addr = (start & PAGE_MASK) - PAGE_SIZE; addr < end + PAGE_SIZE; addr += PAGE_SIZE) {
+		enum kvm_isolation_level l = KVM_ISOLATION_PGD;
+		void *table = init_mm.pgd;
+		unsigned long val;
+
+		for (;;) {
+			iso_test_snap_add(test, s, table);
+			val = READ_ONCE(*iso_offset(table, addr, l));
+			if (!iso_present(val) || iso_leaf(l, val))
+				break;
+			table = iso_table(val);
+			l = iso_next_level(l);
+		}
+	}
+}
+
+static void iso_test_expect_snapshot(struct kunit *test, struct iso_test_snap *s)
+{
+	int i;
+
+	for (i = 0; i < s->n; i++)
+		KUNIT_EXPECT_EQ_MSG(test, memcmp(s->page[i], s->copy[i], PAGE_SIZE), 0,
+				    "kernel page-table page %p changed", s->page[i]);
+}
+
+static int iso_test_map(struct kvm_isolation *iso, const void *ptr, size_t size,
+			enum kvm_isolation_level level)
+{
+	return kvm_isolation_map(iso, ptr, size, level, "test");
+}
+
+static struct kvm_isolation *iso_test_create(struct kunit *test, struct kvm_isolation *shared)
+{
+	struct kvm_isolation *iso = iso_create(shared, GFP_KERNEL);
+
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, iso);
+	return iso;
+}
+
+static void *iso_test_vmalloc(struct kunit *test, size_t size)
+{
+	void *p = vmalloc(size);
+
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, p);
+	return p;
+}
+
+/* Copy at every level, then compare walks of both page tables. */
+static void iso_test_copy_levels(struct kunit *test)
+{
+	struct kvm_isolation *iso = iso_test_create(test, NULL);
+	void *vbuf = iso_test_vmalloc(test, 3 * PAGE_SIZE);
+	void *kbuf = kunit_kmalloc(test, 2 * PAGE_SIZE, GFP_KERNEL);
+	unsigned long text = (unsigned long)_text, cea = CPU_ENTRY_AREA_BASE;
+	struct cpu_entry_area *area = get_cpu_entry_area(raw_smp_processor_id());
+
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, kbuf);
+
+	/* PTE: vmalloc and the direct map (a huge kernel page copied as 4 KiB pages). */
+	KUNIT_EXPECT_EQ(test, iso_test_map(iso, vbuf, 3 * PAGE_SIZE, KVM_ISOLATION_PTE), 0);
+	iso_test_expect_same(test, iso, (unsigned long)vbuf, (unsigned long)vbuf + 3 * PAGE_SIZE);
+	KUNIT_EXPECT_EQ(test, iso_test_map(iso, kbuf, 2 * PAGE_SIZE, KVM_ISOLATION_PTE), 0);
+	iso_test_expect_same(test, iso, (unsigned long)kbuf, (unsigned long)kbuf + 2 * PAGE_SIZE);
+	iso_test_expect_unmapped(test, iso, (unsigned long)kbuf - PAGE_SIZE, (unsigned long)kbuf);
+	iso_test_expect_unmapped(test, iso, PAGE_ALIGN((unsigned long)kbuf + 2 * PAGE_SIZE),
+				 PAGE_ALIGN((unsigned long)kbuf + 3 * PAGE_SIZE));
+
+	/* PMD: a 2 MiB slot of kernel text, whatever the kernel maps it with. */
+	KUNIT_EXPECT_EQ(test, iso_test_map(iso, _text, PAGE_SIZE, KVM_ISOLATION_PMD), 0);
+	iso_test_expect_same(test, iso, text, text + PMD_SIZE);
+
+	/* P4D (the PGD with 4-level paging): the whole cpu_entry_area. */
+	KUNIT_EXPECT_EQ(test, iso_test_map(iso, (void *)cea, PAGE_SIZE, KVM_ISOLATION_P4D), 0);
+	iso_test_expect_same(test, iso, (unsigned long)area, (unsigned long)(area + 1));
+
+	/* PUD: a 1 GiB slot of the vmalloc area, by reference. */
+	kvm_isolation_unmap(iso, vbuf);
+	KUNIT_EXPECT_EQ(test, iso_test_map(iso, vbuf, PAGE_SIZE, KVM_ISOLATION_PUD), 0);
+	iso_test_expect_same(test, iso, (unsigned long)vbuf, (unsigned long)vbuf + 3 * PAGE_SIZE);
+
+	kvm_isolation_destroy(iso);
+	vfree(vbuf);
+}
+
+/* The kernel's page-table pages are bit for bit the same after copy and clear. */
+static void iso_test_kernel_unchanged(struct kunit *test)
+{
+	struct kvm_isolation *iso = iso_test_create(test, NULL);
+	void *vbuf = iso_test_vmalloc(test, 2 * PAGE_SIZE);
+	void *kbuf = kunit_kmalloc(test, PAGE_SIZE, GFP_KERNEL);
+	struct iso_test_snap *v, *k;
+	enum kvm_isolation_level level;
+
+	v = kunit_kzalloc(test, sizeof(*v), GFP_KERNEL);
+	k = kunit_kzalloc(test, sizeof(*k), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, kbuf);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, v);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, k);
+	iso_test_snapshot(test, v, (unsigned long)vbuf, (unsigned long)vbuf + 2 * PAGE_SIZE);
+	iso_test_snapshot(test, k, (unsigned long)kbuf, (unsigned long)kbuf + PAGE_SIZE);
+
+	for (level = KVM_ISOLATION_PUD; level <= KVM_ISOLATION_PTE; level++) {
+		KUNIT_EXPECT_EQ(test, kvm_isolation_map(iso, vbuf, 2 * PAGE_SIZE, level, "t"), 0);
+		iso_test_expect_snapshot(test, v);
+		kvm_isolation_unmap(iso, vbuf);
+		iso_test_expect_snapshot(test, v);
+		iso_test_expect_unmapped(test, iso, (unsigned long)vbuf,
+					 (unsigned long)vbuf + 2 * PAGE_SIZE);
+	}
+	KUNIT_EXPECT_EQ(test, iso_test_map(iso, kbuf, PAGE_SIZE, KVM_ISOLATION_PTE), 0);
+	iso_test_expect_snapshot(test, k);
+	kvm_isolation_unmap(iso, kbuf);
+	iso_test_expect_snapshot(test, k);
+
+	kvm_isolation_destroy(iso);
+	vfree(vbuf);
+}
+
+/* An entry is never overwritten with a different value. */
+static void iso_test_refuse_overwrite(struct kunit *test)
+{
+	unsigned long slot = 0x1000 | _PAGE_PRESENT;
+
+	KUNIT_EXPECT_EQ(test, iso_set_entry(&slot, 0x1000 | _PAGE_PRESENT | _PAGE_ACCESSED), 0);
+	KUNIT_EXPECT_EQ(test, iso_set_entry(&slot, 0x2000 | _PAGE_PRESENT), -EBUSY);
+	KUNIT_EXPECT_EQ(test, slot, 0x1000UL | _PAGE_PRESENT);
+}
+
+/* User addresses and coarse copies of the direct map are refused. */
+static void iso_test_refuse_bad_ranges(struct kunit *test)
+{
+	struct kvm_isolation *iso = iso_test_create(test, NULL);
+	void *kbuf = kunit_kmalloc(test, PAGE_SIZE, GFP_KERNEL);
+
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, kbuf);
+	KUNIT_EXPECT_EQ(test, kvm_isolation_map(iso, (void *)0x400000, PAGE_SIZE,
+						KVM_ISOLATION_PTE, "t"), -EINVAL);
+	KUNIT_EXPECT_EQ(test, iso_test_map(iso, kbuf, PAGE_SIZE, KVM_ISOLATION_PMD),
+			-EINVAL);
+	KUNIT_EXPECT_EQ(test, iso_test_map(iso, kbuf, 0, KVM_ISOLATION_PTE), -EINVAL);
+	KUNIT_EXPECT_FALSE(test, iso_test_mapped(iso, (unsigned long)kbuf));
+	kvm_isolation_destroy(iso);
+}
+
+/* A subset of a mapped range, and a superset of one. */
+static void iso_test_subset_superset(struct kunit *test)
+{
+	struct kvm_isolation *iso = iso_test_create(test, NULL);
+	unsigned long b = (unsigned long)iso_test_vmalloc(test, 3 * PAGE_SIZE);
+	void *big = (void *)b, *mid = (void *)(b + PAGE_SIZE);
+
+	/* Subset mapped after the big range; the big one goes first. */
+	KUNIT_EXPECT_EQ(test, iso_test_map(iso, big, 3 * PAGE_SIZE, KVM_ISOLATION_PTE), 0);
+	KUNIT_EXPECT_EQ(test, iso_test_map(iso, mid, PAGE_SIZE, KVM_ISOLATION_PTE), 0);
+	kvm_isolation_unmap(iso, big);
+	iso_test_expect_same(test, iso, b + PAGE_SIZE, b + 2 * PAGE_SIZE);
+	iso_test_expect_unmapped(test, iso, b, b + PAGE_SIZE);
+	iso_test_expect_unmapped(test, iso, b + 2 * PAGE_SIZE, b + 3 * PAGE_SIZE);
+	kvm_isolation_unmap(iso, mid);
+	iso_test_expect_unmapped(test, iso, b, b + 3 * PAGE_SIZE);
+
+	/* Superset mapped after the small range; the small one goes first. */
+	KUNIT_EXPECT_EQ(test, iso_test_map(iso, mid, PAGE_SIZE, KVM_ISOLATION_PTE), 0);
+	KUNIT_EXPECT_EQ(test, iso_test_map(iso, big, 3 * PAGE_SIZE, KVM_ISOLATION_PTE), 0);
+	kvm_isolation_unmap(iso, mid);
+	iso_test_expect_same(test, iso, b, b + 3 * PAGE_SIZE);
+	kvm_isolation_unmap(iso, big);
+	iso_test_expect_unmapped(test, iso, b, b + 3 * PAGE_SIZE);
+
+	/* A finer range inside a coarser one adds nothing, and outlives it. */
+	KUNIT_EXPECT_EQ(test, iso_test_map(iso, big, PAGE_SIZE, KVM_ISOLATION_PMD), 0);
+	KUNIT_EXPECT_EQ(test, iso_test_map(iso, mid, PAGE_SIZE, KVM_ISOLATION_PTE), 0);
+	KUNIT_EXPECT_FALSE(test, iso_owns(iso, (void *)((unsigned long)
+			   iso_walk(iso, b, KVM_ISOLATION_PTE, false) & PAGE_MASK)));
+	kvm_isolation_unmap(iso, big);
+	iso_test_expect_same(test, iso, b + PAGE_SIZE, b + 2 * PAGE_SIZE);
+	iso_test_expect_unmapped(test, iso, b, b + PAGE_SIZE);
+	iso_test_expect_unmapped(test, iso, b + 2 * PAGE_SIZE, b + 3 * PAGE_SIZE);
+	kvm_isolation_unmap(iso, mid);
+	iso_test_expect_unmapped(test, iso, b, b + 3 * PAGE_SIZE);
+
+	/* A coarser range over finer entries of our own is refused, harmlessly. */
+	KUNIT_EXPECT_EQ(test, iso_test_map(iso, mid, PAGE_SIZE, KVM_ISOLATION_PTE), 0);
+	KUNIT_EXPECT_EQ(test, iso_test_map(iso, big, PAGE_SIZE, KVM_ISOLATION_PMD), -EBUSY);
+	iso_test_expect_same(test, iso, b + PAGE_SIZE, b + 2 * PAGE_SIZE);
+	iso_test_expect_unmapped(test, iso, b, b + PAGE_SIZE);
+	kvm_isolation_unmap(iso, mid);
+
+	/* The same buffer twice takes a reference. */
+	KUNIT_EXPECT_EQ(test, iso_test_map(iso, mid, PAGE_SIZE, KVM_ISOLATION_PTE), 0);
+	KUNIT_EXPECT_EQ(test, iso_test_map(iso, mid, PAGE_SIZE, KVM_ISOLATION_PTE), 0);
+	kvm_isolation_unmap(iso, mid);
+	KUNIT_EXPECT_TRUE(test, iso_test_mapped(iso, b + PAGE_SIZE));
+	kvm_isolation_unmap(iso, mid);
+	KUNIT_EXPECT_FALSE(test, iso_test_mapped(iso, b + PAGE_SIZE));
+
+	kvm_isolation_destroy(iso);
+	vfree(big);
+}
+
+/*
+ * A buffer freed and reallocated at the same address without being
+ * unmapped: the kernel maps the address differently now, which the test
+ * stands in for by pointing our entry elsewhere.  Mapping it again must
+ * replace the stale mapping, at the same address and at one overlapping it.
+ */
+static void iso_test_reallocated(struct kunit *test)
+{
+	struct kvm_isolation *iso = iso_test_create(test, NULL);
+	unsigned long b = (unsigned long)iso_test_vmalloc(test, 2 * PAGE_SIZE);
+	unsigned long *slot;
+
+	KUNIT_EXPECT_EQ(test, kvm_isolation_map(iso, (void *)b, 2 * PAGE_SIZE,
+						KVM_ISOLATION_PTE, "old"), 0);
+	slot = iso_walk(iso, b, KVM_ISOLATION_PTE, false);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, slot);
+	WRITE_ONCE(*slot, READ_ONCE(*slot) ^ PAGE_SIZE);
+	KUNIT_EXPECT_EQ(test, kvm_isolation_map(iso, (void *)b, 2 * PAGE_SIZE,
+						KVM_ISOLATION_PTE, "new"), 0);
+	iso_test_expect_same(test, iso, b, b + 2 * PAGE_SIZE);
+	KUNIT_EXPECT_TRUE(test, list_is_singular(&iso->ranges));
+
+	/* Replacing may have freed and reallocated the page-table page. */
+	slot = iso_walk(iso, b, KVM_ISOLATION_PTE, false);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, slot);
+	WRITE_ONCE(*slot, READ_ONCE(*slot) ^ PAGE_SIZE);
+	KUNIT_EXPECT_EQ(test, kvm_isolation_map(iso, (void *)b, PAGE_SIZE,
+						KVM_ISOLATION_PTE, "overlap"), 0);
+	iso_test_expect_same(test, iso, b, b + PAGE_SIZE);
+
+	kvm_isolation_destroy(iso);
+	vfree((void *)b);
+}
+
+/* A buffer not starting on a page boundary, and one crossing a page. */
+static void iso_test_unaligned(struct kunit *test)
+{
+	struct kvm_isolation *iso = iso_test_create(test, NULL);
+	unsigned long b = (unsigned long)iso_test_vmalloc(test, 3 * PAGE_SIZE);
+
+	KUNIT_EXPECT_EQ(test, iso_test_map(iso, (void *)(b + 100), 50, KVM_ISOLATION_PTE), 0);
+	iso_test_expect_same(test, iso, b, b + PAGE_SIZE);
+	iso_test_expect_unmapped(test, iso, b + PAGE_SIZE, b + 3 * PAGE_SIZE);
+	kvm_isolation_unmap(iso, (void *)(b + 100));
+	iso_test_expect_unmapped(test, iso, b, b + PAGE_SIZE);
+
+	KUNIT_EXPECT_EQ(test, kvm_isolation_map(iso, (void *)(b + 2 * PAGE_SIZE - 8), 16,
+						KVM_ISOLATION_PTE, "t"), 0);
+	iso_test_expect_unmapped(test, iso, b, b + PAGE_SIZE);
+	iso_test_expect_same(test, iso, b + PAGE_SIZE, b + 3 * PAGE_SIZE);
+	kvm_isolation_unmap(iso, (void *)(b + 2 * PAGE_SIZE - 8));
+	iso_test_expect_unmapped(test, iso, b, b + 3 * PAGE_SIZE);
+
+	kvm_isolation_destroy(iso);
+	vfree((void *)b);
+}
+
+static DEFINE_PER_CPU(unsigned long[4], iso_test_percpu);
+
+/* A per-CPU object is mapped, and cleared, on every possible CPU. */
+static void iso_test_percpu_objects(struct kunit *test)
+{
+	struct kvm_isolation *iso = iso_test_create(test, NULL);
+	int cpu;
+
+	KUNIT_EXPECT_EQ(test, kvm_isolation_map_percpu(iso, &iso_test_percpu,
+						       sizeof(iso_test_percpu), "t"), 0);
+	for_each_possible_cpu(cpu) {
+		unsigned long p = (unsigned long)per_cpu_ptr(&iso_test_percpu, cpu);
+
+		iso_test_expect_same(test, iso, p, p + sizeof(iso_test_percpu));
+	}
+	kvm_isolation_unmap_percpu(iso, &iso_test_percpu);
+	for_each_possible_cpu(cpu) {
+		unsigned long p = (unsigned long)per_cpu_ptr(&iso_test_percpu, cpu);
+
+		iso_test_expect_unmapped(test, iso, p, p + sizeof(iso_test_percpu));
+	}
+	kvm_isolation_destroy(iso);
+}
+
+/*
+ * Two instances reference the core's page-table pages; what one maps is
+ * absent from the other, also below a directory page they share.
+ */
+static void iso_test_two_instances(struct kunit *test)
+{
+	struct kvm_isolation *core = iso_test_create(test, NULL), *a, *b;
+	unsigned long x = (unsigned long)iso_test_vmalloc(test, PAGE_SIZE);
+	unsigned long y = (unsigned long)iso_test_vmalloc(test, PAGE_SIZE);
+	unsigned long text = (unsigned long)_text;
+	unsigned long core_pages;
+	int idx;
+
+	KUNIT_EXPECT_EQ(test, iso_test_map(core, _text, PAGE_SIZE, KVM_ISOLATION_PMD), 0);
+	KUNIT_EXPECT_EQ(test, iso_test_map(core, (void *)x, PAGE_SIZE, KVM_ISOLATION_PTE), 0);
+	core_pages = core->nr_ptpages;
+	a = iso_test_create(test, core);
+	b = iso_test_create(test, core);
+
+	/* Shared by reference: the same lower-level pages, none of them copied. */
+	idx = pgd_index(text);
+	KUNIT_EXPECT_EQ(test, pgd_val(a->pgd[idx]), pgd_val(core->pgd[idx]));
+	KUNIT_EXPECT_EQ(test, pgd_val(b->pgd[idx]), pgd_val(core->pgd[idx]));
+	KUNIT_EXPECT_EQ(test, a->nr_ptpages, 0UL);
+	iso_test_expect_same(test, a, text, text + PMD_SIZE);
+	iso_test_expect_same(test, b, x, x + PAGE_SIZE);
+
+	/* y most likely shares directory pages with x: a clones them. */
+	KUNIT_EXPECT_EQ(test, iso_test_map(a, (void *)y, PAGE_SIZE, KVM_ISOLATION_PTE), 0);
+	iso_test_expect_same(test, a, y, y + PAGE_SIZE);
+	iso_test_expect_same(test, a, x, x + PAGE_SIZE);
+	KUNIT_EXPECT_FALSE(test, iso_test_mapped(b, y));
+	KUNIT_EXPECT_FALSE(test, iso_test_mapped(core, y));
+	iso_test_expect_same(test, b, x, x + PAGE_SIZE);
+	KUNIT_EXPECT_EQ(test, core->nr_ptpages, core_pages);
+
+	/* Clearing in a keeps what the core maps in a's copies. */
+	kvm_isolation_unmap(a, (void *)y);
+	KUNIT_EXPECT_FALSE(test, iso_test_mapped(a, y));
+	iso_test_expect_same(test, a, x, x + PAGE_SIZE);
+
+	kvm_isolation_destroy(a);
+	kvm_isolation_destroy(b);
+	iso_test_expect_same(test, core, x, x + PAGE_SIZE);
+	kvm_isolation_destroy(core);
+	vfree((void *)x);
+	vfree((void *)y);
+}
+
+/* Clearing writes only at the recorded level, never into the kernel's pages. */
+static void iso_test_clear_at_level(struct kunit *test)
+{
+	struct kvm_isolation *iso = iso_test_create(test, NULL);
+	unsigned long b = (unsigned long)iso_test_vmalloc(test, PAGE_SIZE);
+	struct iso_test_snap *s = kunit_kzalloc(test, sizeof(*s), GFP_KERNEL);
+	unsigned long *pmd;
+
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, s);
+	KUNIT_EXPECT_EQ(test, iso_test_map(iso, (void *)b, PAGE_SIZE, KVM_ISOLATION_PMD), 0);
+	pmd = iso_walk(iso, b, KVM_ISOLATION_PMD, false);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, pmd);
+	/* The PMD entry references the kernel's own PTE page. */
+	KUNIT_EXPECT_EQ(test, READ_ONCE(*pmd), iso_kernel_entry(b, KVM_ISOLATION_PMD));
+	KUNIT_EXPECT_FALSE(test, iso_owns(iso, iso_table(READ_ONCE(*pmd))));
+	iso_test_snapshot(test, s, b, b + PAGE_SIZE);
+	kvm_isolation_unmap(iso, (void *)b);
+	KUNIT_EXPECT_EQ(test, READ_ONCE(*pmd), 0UL);
+	iso_test_expect_snapshot(test, s);
+	kvm_isolation_destroy(iso);
+	vfree((void *)b);
+}
+
+/* Destroying instances returns every page-table page. */
+static void iso_test_free_all(struct kunit *test)
+{
+	unsigned long before = kvm_isolation_pgtable_pages();
+	struct kvm_isolation *core = iso_test_create(test, NULL), *a;
+	void *v = iso_test_vmalloc(test, 4 * PAGE_SIZE);
+	void *k = kunit_kmalloc(test, PAGE_SIZE, GFP_KERNEL);
+
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, k);
+	KUNIT_EXPECT_EQ(test, iso_test_map(core, v, PAGE_SIZE, KVM_ISOLATION_PTE), 0);
+	a = iso_test_create(test, core);
+	KUNIT_EXPECT_EQ(test, iso_test_map(a, v + PAGE_SIZE, PAGE_SIZE, KVM_ISOLATION_PTE), 0);
+	KUNIT_EXPECT_EQ(test, iso_test_map(a, k, PAGE_SIZE, KVM_ISOLATION_PTE), 0);
+	KUNIT_EXPECT_EQ(test, kvm_isolation_map_percpu(a, &iso_test_percpu, 8, "vm"), 0);
+	KUNIT_EXPECT_GT(test, kvm_isolation_pgtable_pages(), before + 4);
+	kvm_isolation_destroy(a);
+	kvm_isolation_destroy(core);
+	KUNIT_EXPECT_EQ(test, kvm_isolation_pgtable_pages(), before);
+	vfree(v);
+}
+
+/* An allocation failing in the middle of a copy leaves nothing behind. */
+static void iso_test_alloc_failure(struct kunit *test)
+{
+	unsigned long before = kvm_isolation_pgtable_pages();
+	struct kvm_isolation *core = iso_test_create(test, NULL), *a;
+	void *k = kunit_kmalloc(test, 2 * PAGE_SIZE, GFP_KERNEL);
+	void *v = iso_test_vmalloc(test, 2 * PAGE_SIZE);
+	int n, ret;
+
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, k);
+	KUNIT_EXPECT_EQ(test, iso_test_map(core, v, PAGE_SIZE, KVM_ISOLATION_PTE), 0);
+	a = iso_test_create(test, core);
+	/* Fail the 1st, 2nd, ... allocation until the copy gets through. */
+	for (n = 1; n < 16; n++) {
+		unsigned long pages = a->nr_ptpages;
+
+		a->fail_alloc_after = n;
+		ret = iso_test_map(a, v + PAGE_SIZE, PAGE_SIZE, KVM_ISOLATION_PTE);
+		if (!ret)
+			break;
+		KUNIT_EXPECT_EQ(test, ret, -ENOMEM);
+		KUNIT_EXPECT_EQ(test, a->nr_ptpages, pages);
+		KUNIT_EXPECT_FALSE(test, iso_test_mapped(a, (unsigned long)v + PAGE_SIZE));
+		iso_test_expect_same(test, a, (unsigned long)v, (unsigned long)v + PAGE_SIZE);
+		KUNIT_EXPECT_TRUE(test, list_empty(&a->ranges));
+	}
+	KUNIT_EXPECT_GT(test, n, 1);
+	KUNIT_EXPECT_EQ(test, ret, 0);
+	a->fail_alloc_after = 0;
+
+	/* The same in the direct map, where huge pages are split into PTEs. */
+	for (n = 1; n < 16; n++) {
+		a->fail_alloc_after = n;
+		ret = iso_test_map(a, k, 2 * PAGE_SIZE, KVM_ISOLATION_PTE);
+		if (!ret)
+			break;
+		iso_test_expect_unmapped(test, a, (unsigned long)k,
+					 (unsigned long)k + 2 * PAGE_SIZE);
+	}
+	KUNIT_EXPECT_EQ(test, ret, 0);
+	a->fail_alloc_after = 0;
+
+	kvm_isolation_destroy(a);
+	kvm_isolation_destroy(core);
+	KUNIT_EXPECT_EQ(test, kvm_isolation_pgtable_pages(), before);
+	vfree(v);
+}
+
+static struct kunit_case kvm_isolation_test_cases[] = {
+	KUNIT_CASE(iso_test_copy_levels),
+	KUNIT_CASE(iso_test_kernel_unchanged),
+	KUNIT_CASE(iso_test_refuse_overwrite),
+	KUNIT_CASE(iso_test_refuse_bad_ranges),
+	KUNIT_CASE(iso_test_subset_superset),
+	KUNIT_CASE(iso_test_reallocated),
+	KUNIT_CASE(iso_test_unaligned),
+	KUNIT_CASE(iso_test_percpu_objects),
+	KUNIT_CASE(iso_test_two_instances),
+	KUNIT_CASE(iso_test_clear_at_level),
+	KUNIT_CASE(iso_test_free_all),
+	KUNIT_CASE(iso_test_alloc_failure),
+	{}
+};
+
+static struct kunit_suite kvm_isolation_test_suite = {
+	.name = "kvm_isolation",
+	.test_cases = kvm_isolation_test_cases,
+};
+
+kunit_test_suite(kvm_isolation_test_suite);
