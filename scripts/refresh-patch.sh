@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# Developer tool: after editing files in the prepared tree (build/linux),
+# rewrite the diff of one of our patches from the tree, keeping its header
+# and message.  The diff is taken against the tree's commit made from the
+# entry before it in the series, for the files the patch touches.
+# usage: refresh-patch.sh <component>/<entry>      (a .patch or an overlay's .patch)
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+entry=${1:?usage: refresh-patch.sh <component>/<entry>}
+comp=${entry%%/*}
+name=${entry#*/}
+name=${name%.patch}
+file=$TOP/$comp/$name.patch
+[ -f "$file" ] || die "$file does not exist"
+
+# The commit made from the entry before this one: walk the series in order.
+prev=pristine
+n=0
+for c in $COMPONENTS; do
+	while read -r e; do
+		case "$e" in ''|'#'*) continue ;; esac
+		[ "$c/${e%.patch}" = "$comp/$name" ] && break 2
+		n=$((n + 1))
+	done <"$TOP/$c/series"
+done
+prev=$(git -C "$TREE" rev-list --reverse pristine..asi | sed -n "${n}p")
+[ -n "$prev" ] || prev=pristine
+
+files=$(sed -n 's|^diff --git a/\([^ ]*\) b/.*|\1|p' "$file")
+[ -n "$files" ] || die "$file touches no file"
+# shellcheck disable=SC2086
+diff=$(git -C "$TREE" diff "$prev" -- $files)
+[ -n "$diff" ] || die "no difference for $files against $(git -C "$TREE" log -1 --format=%s "$prev")"
+header=$(awk '/^diff --git /{ exit } { print }' "$file")
+if grep -q '^---$' <<<"$header"; then
+	header=$(awk '/^---$/{ print; exit } { print }' "$file")
+fi
+{ echo "$header"; echo "$diff"; } >"$file.new"
+mv "$file.new" "$file"
+say "refreshed $comp/$name.patch against $(git -C "$TREE" log -1 --format=%s "$prev")"
