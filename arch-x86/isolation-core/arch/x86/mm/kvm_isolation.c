@@ -31,68 +31,40 @@
 
 #define pr_fmt(fmt) "KVM isolation: " fmt
 
+#include <linux/context_tracking_state.h>
 #include <linux/kallsyms.h>
 #include <linux/mm.h>
 #include <linux/module.h>
 #include <linux/percpu.h>
+#include <linux/seq_file.h>
 #include <linux/pgalloc.h>
 #include <linux/sched/mm.h>
+#include <linux/sched/task.h>
+#include <linux/sched/task_stack.h>
 #include <linux/slab.h>
 #include <linux/xarray.h>
 
 #include <asm/cpu_entry_area.h>
+#include <asm/desc.h>
 #include <asm/kvm_isolation.h>
 #include <asm/sections.h>
 #include <asm/tlbflush.h>
 
-/* A directory page an instance allocated, indexed by its pfn. */
-struct iso_ptpage {
-	struct list_head list;
-	void *table;
-	enum kvm_isolation_level level;	/* of the entries in this page */
-	unsigned long base;		/* an address the page translates */
-	unsigned long replaced;		/* parent entry before we linked it */
-	bool pending;			/* linked by the map in progress */
-};
+#include "kvm_isolation.h"
 
-/*
- * A mapped range: the caller's pointer, its page span, its level, and what
- * its entries at that level map: first and last byte, [first, last].
- */
-struct iso_range {
-	struct list_head list;
-	unsigned long ptr;
-	unsigned long start, end;
-	unsigned long first, last;
-	enum kvm_isolation_level level;
-	const char *owner;
-	unsigned int refcount;
-};
-
-struct kvm_isolation {
-	struct mm_struct *mm;
-	pgd_t *pgd;			/* restricted table: user half of mm->pgd */
-	struct kvm_isolation *shared;	/* the core, whose pages we reference */
-	gfp_t gfp;
-	struct mutex lock;		/* protects everything below */
-	struct xarray ptpages;		/* pfn -> struct iso_ptpage */
-	struct list_head ptpage_list;	/* in allocation order */
-	unsigned long nr_ptpages;
-	struct list_head ranges;
-#ifdef CONFIG_KVM_ADDRESS_SPACE_ISOLATION_KUNIT_TEST
-	int fail_alloc_after;		/* fail the Nth allocation, 0: never */
-#endif
-};
+static struct kvm_isolation *iso_core;
+static LIST_HEAD(iso_instances);		/* every instance, for reports */
+static DEFINE_MUTEX(iso_instances_lock);
+static atomic_t iso_nr_shared_users;	/* instances referencing iso_core */
+static atomic_long_t iso_total_ptpages;
 
 DEFINE_STATIC_KEY_FALSE(kvm_isolation_enabled);
 EXPORT_SYMBOL_GPL(kvm_isolation_enabled);
 
-static struct kvm_isolation *iso_core;
-static atomic_t iso_nr_shared_users;	/* instances referencing iso_core */
-static atomic_long_t iso_total_ptpages;
-
 /* Flags ignored when comparing entries: the CPU sets them. */
 #define ISO_HW_BITS	(_PAGE_ACCESSED | _PAGE_DIRTY)
+
+static const char *const iso_level_names[] = { "pgd", "p4d", "pud", "pmd", "pte" };
 
 static unsigned int iso_shift(enum kvm_isolation_level level)
 {
@@ -761,7 +733,8 @@ void kvm_isolation_unmap_percpu(struct kvm_isolation *iso, void __percpu *ptr)
 }
 EXPORT_SYMBOL_GPL(kvm_isolation_unmap_percpu);
 
-static struct kvm_isolation *iso_create(struct kvm_isolation *shared, gfp_t gfp)
+static struct kvm_isolation *iso_create(struct kvm_isolation *shared, gfp_t gfp,
+					const char *name)
 {
 	struct kvm_isolation *iso;
 
@@ -789,23 +762,28 @@ static struct kvm_isolation *iso_create(struct kvm_isolation *shared, gfp_t gfp)
 		memcpy(iso->pgd + KERNEL_PGD_BOUNDARY, shared->pgd + KERNEL_PGD_BOUNDARY,
 		       KERNEL_PGD_PTRS * sizeof(pgd_t));
 	}
+	strscpy(iso->name, name, sizeof(iso->name));
+	mutex_lock(&iso_instances_lock);
+	list_add_tail(&iso->list, &iso_instances);
+	mutex_unlock(&iso_instances_lock);
 	return iso;
 }
 
 /**
  * kvm_isolation_create() - create an isolated address space for a VM
+ * @name: how reports call it
  *
  * The new address space maps what the core maps, by reference.
  *
  * Return: the instance, or an ERR_PTR: -ENODEV when isolation is not set up.
  */
-struct kvm_isolation *kvm_isolation_create(void)
+struct kvm_isolation *kvm_isolation_create(const char *name)
 {
 	struct kvm_isolation *iso;
 
 	if (!iso_core)
 		return ERR_PTR(-ENODEV);
-	iso = iso_create(iso_core, GFP_KERNEL_ACCOUNT);
+	iso = iso_create(iso_core, GFP_KERNEL_ACCOUNT, name);
 	return iso ?: ERR_PTR(-ENOMEM);
 }
 EXPORT_SYMBOL_GPL(kvm_isolation_create);
@@ -823,6 +801,9 @@ void kvm_isolation_destroy(struct kvm_isolation *iso)
 
 	if (!iso)
 		return;
+	mutex_lock(&iso_instances_lock);
+	list_del(&iso->list);
+	mutex_unlock(&iso_instances_lock);
 	list_for_each_entry_safe(r, rtmp, &iso->ranges, list) {
 		list_del(&r->list);
 		kfree(r);
@@ -852,6 +833,83 @@ unsigned long kvm_isolation_pgtable_pages(void)
 }
 EXPORT_SYMBOL_GPL(kvm_isolation_pgtable_pages);
 
+/**
+ * kvm_isolation_map_task() - map what a task needs to run isolated
+ * @iso: the isolation instance
+ * @task: the task, with a stack
+ *
+ * Maps the task struct and the stack, and holds both until
+ * kvm_isolation_unmap_task(): memory that is mapped must not be freed and
+ * reused by another task while it is.
+ *
+ * Return: 0 or a negative error; on error nothing is mapped or held.
+ */
+int kvm_isolation_map_task(struct kvm_isolation *iso, struct task_struct *task)
+{
+	void *stack = try_get_task_stack(task);
+	int ret;
+
+	if (!stack)
+		return -ESRCH;
+	get_task_struct(task);
+	ret = kvm_isolation_map(iso, task, arch_task_struct_size, KVM_ISOLATION_PTE, "task");
+	if (ret)
+		goto err;
+	ret = kvm_isolation_map(iso, stack, THREAD_SIZE, KVM_ISOLATION_PTE, "task");
+	if (ret) {
+		kvm_isolation_unmap(iso, task);
+		goto err;
+	}
+	return 0;
+err:
+	put_task_struct(task);
+	put_task_stack(task);
+	return ret;
+}
+EXPORT_SYMBOL_GPL(kvm_isolation_map_task);
+
+/**
+ * kvm_isolation_unmap_task() - undo kvm_isolation_map_task()
+ * @iso: the isolation instance
+ * @task: the task
+ */
+void kvm_isolation_unmap_task(struct kvm_isolation *iso, struct task_struct *task)
+{
+	kvm_isolation_unmap(iso, task_stack_page(task));
+	kvm_isolation_unmap(iso, task);
+	put_task_stack(task);
+	put_task_struct(task);
+}
+EXPORT_SYMBOL_GPL(kvm_isolation_unmap_task);
+
+static void iso_dump_table(const char *name, void *pgd, unsigned long addr)
+{
+	enum kvm_isolation_level l = KVM_ISOLATION_PGD;
+	void *table = pgd;
+	unsigned long val;
+
+	for (;;) {
+		val = READ_ONCE(*iso_offset(table, addr, l));
+		pr_err("  %s %s[%lu] = %#lx\n", name, iso_level_names[l],
+		       (addr >> iso_shift(l)) & (PTRS_PER_PTE - 1), val);
+		if (!iso_present(val) || iso_leaf(l, val))
+			return;
+		table = iso_table(val);
+		l = iso_next_level(l);
+	}
+}
+
+/**
+ * kvm_isolation_dump_walk() - print the walk of an address in both page tables
+ * @iso: the isolation instance
+ * @address: the address
+ */
+void kvm_isolation_dump_walk(struct kvm_isolation *iso, unsigned long address)
+{
+	iso_dump_table("kernel", init_mm.pgd, address);
+	iso_dump_table("isolated", iso->pgd, address);
+}
+
 /* Bytes the restricted table maps below @table at @level (shared pages too). */
 static unsigned long iso_mapped_bytes(void *table, enum kvm_isolation_level level,
 				      unsigned int first, unsigned int last)
@@ -877,6 +935,135 @@ static unsigned long iso_mapped_total(struct kvm_isolation *iso)
 				PTRS_PER_PGD - 1);
 }
 
+/**
+ * kvm_isolation_name() - the name an instance was created with
+ * @iso: the instance
+ *
+ * Return: its name.
+ */
+const char *kvm_isolation_name(struct kvm_isolation *iso)
+{
+	return iso->name;
+}
+EXPORT_SYMBOL_GPL(kvm_isolation_name);
+
+/**
+ * kvm_isolation_is_mapped() - does an isolated address space map an address?
+ * @iso: the instance
+ * @addr: the address
+ *
+ * Return: true if the restricted page table translates @addr.
+ */
+bool kvm_isolation_is_mapped(struct kvm_isolation *iso, const void *addr)
+{
+	enum kvm_isolation_level l = KVM_ISOLATION_PGD;
+	unsigned long a = (unsigned long)addr;
+	unsigned long val = READ_ONCE(*iso_offset(iso->pgd, a, l));
+
+	for (;;) {
+		if (!iso_present(val))
+			return false;
+		if (iso_leaf(l, val))
+			return true;
+		l = iso_next_level(l);
+		val = READ_ONCE(*iso_offset(iso_table(val), a, l));
+	}
+}
+EXPORT_SYMBOL_GPL(kvm_isolation_is_mapped);
+
+/* Count direct-map pages of one table level that no range of @iso covers. */
+static unsigned long iso_stray_direct_map(struct kvm_isolation *iso, void *table,
+					  enum kvm_isolation_level level, unsigned long base,
+					  unsigned long *first)
+{
+	unsigned long *e = table, n = 0, addr;
+	unsigned int i;
+
+	for (i = 0; i < PTRS_PER_PTE; i++) {
+		addr = base + ((unsigned long)i << iso_shift(level));
+		if (level == KVM_ISOLATION_PGD)
+			addr = (long)(addr << (64 - __VIRTUAL_MASK_SHIFT - 1)) >>
+			       (64 - __VIRTUAL_MASK_SHIFT - 1);
+		if (!iso_present(e[i]) || !iso_in_direct_map(addr, addr + iso_size(level)))
+			continue;
+		if (!iso_leaf(level, e[i])) {
+			n += iso_stray_direct_map(iso, iso_table(e[i]), iso_next_level(level),
+						  addr, first);
+			continue;
+		}
+		if (!iso_covered(iso, addr, addr + iso_size(level) - 1)) {
+			if (!n && !*first)
+				*first = addr;
+			n += iso_size(level) >> PAGE_SHIFT;
+		}
+	}
+	return n;
+}
+
+/**
+ * kvm_isolation_check_direct_map() - direct-map pages mapped outside any range
+ * @iso: the instance
+ * @first: where the first stray page is put
+ *
+ * Walks the restricted table: every page of the direct map it maps must be
+ * covered by a range of the instance or of the core.
+ *
+ * Return: the number of direct-map pages mapped outside every range.
+ */
+unsigned long kvm_isolation_check_direct_map(struct kvm_isolation *iso, unsigned long *first)
+{
+	unsigned long n;
+
+	*first = 0;
+	mutex_lock(&iso->lock);
+	n = iso_stray_direct_map(iso, iso->pgd, KVM_ISOLATION_PGD, 0, first);
+	mutex_unlock(&iso->lock);
+	return n;
+}
+EXPORT_SYMBOL_GPL(kvm_isolation_check_direct_map);
+
+/* debugfs "ranges": every range of every instance. */
+int kvm_isolation_ranges_show(struct seq_file *m, void *v)
+{
+	struct kvm_isolation *iso;
+	struct iso_range *r;
+
+	seq_puts(m, "# instance owner start end bytes level\n");
+	mutex_lock(&iso_instances_lock);
+	list_for_each_entry(iso, &iso_instances, list) {
+		mutex_lock(&iso->lock);
+		list_for_each_entry(r, &iso->ranges, list)
+			seq_printf(m, "%s %s %#lx %#lx %lu %s\n", iso->name, r->owner, r->first,
+				   r->last + 1, r->last - r->first + 1, iso_level_names[r->level]);
+		mutex_unlock(&iso->lock);
+	}
+	mutex_unlock(&iso_instances_lock);
+	return 0;
+}
+
+/* debugfs "stats": sizes of the address spaces, against the kernel's own. */
+void kvm_isolation_show_summary(struct seq_file *m)
+{
+	struct kvm_isolation *iso;
+	unsigned long kernel;
+	int n = 0;
+
+	mutex_lock(&iso_instances_lock);
+	list_for_each_entry(iso, &iso_instances, list) {
+		mutex_lock(&iso->lock);
+		seq_printf(m, "mapped_kib_%s %lu\n", iso->name, iso_mapped_total(iso) >> 10);
+		seq_printf(m, "pagetable_pages_%s %lu\n", iso->name,
+			   iso->nr_ptpages + (1 << PGD_ALLOCATION_ORDER));
+		mutex_unlock(&iso->lock);
+		n++;
+	}
+	mutex_unlock(&iso_instances_lock);
+	kernel = iso_mapped_bytes(init_mm.pgd, KVM_ISOLATION_PGD, KERNEL_PGD_BOUNDARY,
+				  PTRS_PER_PGD - 1);
+	seq_printf(m, "mapped_kib_kernel %lu\n", kernel >> 10);
+	seq_printf(m, "instances %d\n", n);
+}
+
 /*
  * What every VM needs.  Per-CPU variables the entry code and the VM-entry
  * and VM-exit paths touch while isolated; page granular, so neighbours on
@@ -899,6 +1086,11 @@ static int iso_map_core_percpu(struct kvm_isolation *iso)
 		{ &hardirq_stack_inuse, sizeof(hardirq_stack_inuse) },
 		{ &x86_spec_ctrl_current, sizeof(x86_spec_ctrl_current) },
 		{ &cpu_tss_rw, sizeof(struct x86_hw_tss) },
+		{ &gdt_page, sizeof(gdt_page) },		/* SVM reloads TR */
+		{ &kvm_isolation_cpu, sizeof(kvm_isolation_cpu) },
+#ifdef CONFIG_CONTEXT_TRACKING
+		{ &context_tracking, sizeof(context_tracking) },	/* rcu_is_watching() */
+#endif
 #ifdef CONFIG_STACKPROTECTOR
 		{ &fixed_percpu_data, sizeof(fixed_percpu_data) },
 #endif
@@ -911,6 +1103,53 @@ static int iso_map_core_percpu(struct kvm_isolation *iso)
 			return ret;
 	}
 	return 0;
+}
+
+extern const char *__start___tracepoint_str[], *__stop___tracepoint_str[];
+
+/*
+ * Kernel data read on the VM-entry and VM-exit paths while isolated, page
+ * granular too: kernel .data is not mapped as a whole.
+ */
+static int iso_map_core_data(struct kvm_isolation *iso)
+{
+	static const struct {
+		const void *ptr;
+		size_t size;
+	} objs[] = {
+		/* cpu_online() in RCU's and lockdep's checks */
+		{ &__cpu_online_mask, sizeof(__cpu_online_mask) },
+		{ &__cpu_possible_mask, sizeof(__cpu_possible_mask) },
+		{ &__cpu_present_mask, sizeof(__cpu_present_mask) },
+		{ &__cpu_active_mask, sizeof(__cpu_active_mask) },
+	};
+	/*
+	 * Static objects, by name.  rcu_data: guest entry reports an RCU
+	 * quiescent state (rcu_virt_note_context_switch()).
+	 */
+	static const char *const symbols[] = { "rcu_data" };
+	unsigned long addr, size, offset;
+	int i, ret = 0;
+
+	for (i = 0; i < ARRAY_SIZE(objs) && !ret; i++)
+		ret = kvm_isolation_map(iso, objs[i].ptr, objs[i].size, KVM_ISOLATION_PTE, "core");
+	/* Tracepoint strings (TPS()), read as arguments even when tracing is off. */
+	size = (unsigned long)__stop___tracepoint_str - (unsigned long)__start___tracepoint_str;
+	if (!ret && size)
+		ret = kvm_isolation_map(iso, __start___tracepoint_str, size, KVM_ISOLATION_PTE,
+					"core");
+	for (i = 0; i < ARRAY_SIZE(symbols) && !ret; i++) {
+		addr = kallsyms_lookup_name(symbols[i]);
+		if (!addr || !kallsyms_lookup_size_offset(addr, &size, &offset)) {
+			pr_warn("no symbol %s to map\n", symbols[i]);
+			continue;
+		}
+		if (addr >= (unsigned long)__per_cpu_start && addr < (unsigned long)__per_cpu_end)
+			ret = kvm_isolation_map_percpu(iso, (void __percpu *)addr, size, "core");
+		else
+			ret = kvm_isolation_map(iso, (void *)addr, size, KVM_ISOLATION_PTE, "core");
+	}
+	return ret;
 }
 
 /* The hard-IRQ stacks: vmapped with guard pages, so copied page by page. */
@@ -967,6 +1206,10 @@ static int iso_map_core(struct kvm_isolation *iso, struct module *kvm, struct mo
 	ret = iso_map_core_percpu(iso);
 	if (ret)
 		return ret;
+	*what = "kernel data";
+	ret = iso_map_core_data(iso);
+	if (ret)
+		return ret;
 	*what = "hard-IRQ stacks";
 	ret = iso_map_irq_stacks(iso);
 	if (ret)
@@ -1008,7 +1251,7 @@ int kvm_isolation_setup(struct module *kvm, const void *vendor_ops)
 	vendor = __module_address((unsigned long)vendor_ops);
 	preempt_enable();
 
-	iso_core = iso_create(NULL, GFP_KERNEL);
+	iso_core = iso_create(NULL, GFP_KERNEL, "core");
 	if (!iso_core)
 		goto err;
 	ret = iso_map_core(iso_core, kvm, vendor, &what);

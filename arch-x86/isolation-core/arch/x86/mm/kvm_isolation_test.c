@@ -130,7 +130,7 @@ static int iso_test_map(struct kvm_isolation *iso, const void *ptr, size_t size,
 
 static struct kvm_isolation *iso_test_create(struct kunit *test, struct kvm_isolation *shared)
 {
-	struct kvm_isolation *iso = iso_create(shared, GFP_KERNEL);
+	struct kvm_isolation *iso = iso_create(shared, GFP_KERNEL, "test");
 
 	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, iso);
 	return iso;

@@ -1,19 +1,52 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * KVM address space isolation, KVM's side: the run-time switch and what
- * each VM maps.  The restricted page tables themselves are built into the
- * kernel (arch/x86/mm/kvm_isolation.c).
+ * KVM address space isolation, KVM's side: the run-time switch, one
+ * isolated address space per VM with the VM's, its vCPUs' and their tasks'
+ * data, and where KVM_RUN enters and leaves it.  The restricted page tables
+ * and the switching are built into the kernel (arch/x86/mm/kvm_isolation*.c).
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/debugfs.h>
 #include <linux/kvm_host.h>
 #include <linux/module.h>
+#include <linux/sched.h>
+#include <linux/seq_file.h>
+#include <linux/slab.h>
+#include <linux/xarray.h>
 
+#include "irq.h"
 #include "isolation.h"
+#include "kvm_emulate.h"
+#include "lapic.h"
 
 /* Built in, isolation is used only when asked for. */
 static bool __read_mostly address_space_isolation;
 module_param(address_space_isolation, bool, 0444);
+
+/* Dump the stack with each newly seen isolation fault. */
+module_param_named(page_fault_stack, kvm_isolation_page_fault_stack, bool, 0644);
+
+/* A task that runs, or last ran, vCPUs of a VM, with its mapping. */
+struct kvm_x86_isolation_task {
+	struct list_head list;
+	struct task_struct *task;
+	unsigned int users;		/* vCPUs whose last runner it is */
+};
+
+/* What a VM maps, beyond what its isolation instance tracks itself. */
+struct kvm_x86_isolation {
+	struct kvm_isolation *iso;
+	struct mutex lock;		/* protects tasks and buses */
+	struct list_head tasks;
+	struct kvm_io_bus *buses[KVM_NR_BUSES];
+	bool pic;			/* the in-kernel PIC is mapped */
+	/*
+	 * Objects whose mapping may fail without failing anything else
+	 * (exits that need them fault instead): what is mapped.
+	 */
+	struct xarray optional;
+};
 
 /*
  * Build the core address space once the vendor module is known: its code
@@ -31,4 +64,496 @@ void kvm_x86_isolation_teardown(void)
 {
 	if (address_space_isolation)
 		kvm_isolation_teardown();
+}
+
+/*
+ * With isolation, vCPU objects get pages of their own, so that mapping a
+ * vCPU in its VM's address space never maps part of another VM's vCPU.
+ */
+unsigned int kvm_x86_isolation_vcpu_align(unsigned int align)
+{
+	return address_space_isolation ? max_t(unsigned int, align, PAGE_SIZE) : align;
+}
+EXPORT_SYMBOL_GPL(kvm_x86_isolation_vcpu_align);
+
+/* The pfn of a page some test says is not ours: "check" makes sure. */
+static unsigned long check_pfn;
+
+/*
+ * debugfs "check": while VMs run, nothing of another VM, no page of another
+ * process, and no direct-map page outside the mapped ranges may be mapped
+ * in a VM's isolated address space.  One "ok"/"not ok" line per check.
+ */
+static int kvm_x86_isolation_check_show(struct seq_file *m, void *v)
+{
+	unsigned long stray, first, vcpu_idx;
+	struct kvm_vcpu *vcpu;
+	struct kvm *a, *b;
+	bool leak;
+
+	mutex_lock(&kvm_lock);
+	list_for_each_entry(a, &vm_list, vm_list) {
+		struct kvm_x86_isolation *xi = a->arch.isolation;
+
+		if (!xi)
+			continue;
+		list_for_each_entry(b, &vm_list, vm_list) {
+			if (b == a)
+				continue;
+			leak = kvm_isolation_is_mapped(xi->iso, b);
+			kvm_for_each_vcpu(vcpu_idx, vcpu, b)
+				leak |= kvm_isolation_is_mapped(xi->iso, vcpu);
+			seq_printf(m, "%s %s maps nothing of %s\n", leak ? "not ok" : "ok",
+				   kvm_isolation_name(xi->iso), b->arch.isolation ?
+				   kvm_isolation_name(b->arch.isolation->iso) : b->stats_id);
+		}
+		stray = kvm_isolation_check_direct_map(xi->iso, &first);
+		seq_printf(m, "%s %s maps no direct-map page outside its ranges",
+			   stray ? "not ok" : "ok", kvm_isolation_name(xi->iso));
+		if (stray)
+			seq_printf(m, " (%lu pages, first %#lx)", stray, first);
+		seq_puts(m, "\n");
+		if (check_pfn && pfn_valid(check_pfn)) {
+			leak = kvm_isolation_is_mapped(xi->iso, pfn_to_kaddr(check_pfn));
+			seq_printf(m, "%s %s does not map pfn %#lx\n", leak ? "not ok" : "ok",
+				   kvm_isolation_name(xi->iso), check_pfn);
+		}
+	}
+	mutex_unlock(&kvm_lock);
+	return 0;
+}
+
+static int kvm_x86_isolation_check_open(struct inode *inode, struct file *file)
+{
+	return single_open(file, kvm_x86_isolation_check_show, NULL);
+}
+
+/* "pfn N": a page that must not be mapped, for the next read. */
+static ssize_t kvm_x86_isolation_check_write(struct file *file, const char __user *buf,
+					     size_t len, loff_t *ppos)
+{
+	char str[32];
+	unsigned long pfn;
+
+	if (len >= sizeof(str) || copy_from_user(str, buf, len))
+		return -EINVAL;
+	str[len] = 0;
+	if (sscanf(str, "pfn %lx", &pfn) != 1)
+		return -EINVAL;
+	check_pfn = pfn;
+	return len;
+}
+
+static const struct file_operations kvm_x86_isolation_check_fops = {
+	.owner = THIS_MODULE,
+	.open = kvm_x86_isolation_check_open,
+	.read = seq_read,
+	.write = kvm_x86_isolation_check_write,
+	.llseek = seq_lseek,
+	.release = single_release,
+};
+
+/* The statistics, fault log, ranges and the check, under KVM's debugfs. */
+void kvm_arch_init_debugfs(struct dentry *kvm_dir)
+{
+	struct dentry *dir = kvm_isolation_debugfs_init(kvm_dir);
+
+	debugfs_create_file("check", 0600, dir, NULL, &kvm_x86_isolation_check_fops);
+}
+
+/**
+ * kvm_x86_isolation_map_objs() - map objects of a VM, all or none
+ * @kvm: the VM
+ * @objs: the objects; those with a NULL pointer are skipped
+ * @n: how many
+ * @owner: "VM" or "vCPU", for reports
+ *
+ * Return: 0 or a negative error, with nothing mapped.
+ */
+int kvm_x86_isolation_map_objs(struct kvm *kvm, const struct kvm_isolation_obj *objs,
+			       int n, const char *owner)
+{
+	struct kvm_x86_isolation *xi = kvm->arch.isolation;
+	int i, ret;
+
+	if (!xi)
+		return 0;
+	for (i = 0; i < n; i++) {
+		if (!objs[i].ptr)
+			continue;
+		ret = kvm_isolation_map(xi->iso, objs[i].ptr, objs[i].size,
+					KVM_ISOLATION_PTE, owner);
+		if (ret)
+			goto err;
+	}
+	return 0;
+err:
+	kvm_x86_isolation_unmap_objs(kvm, objs, i);
+	return ret;
+}
+EXPORT_SYMBOL_GPL(kvm_x86_isolation_map_objs);
+
+/**
+ * kvm_x86_isolation_unmap_objs() - unmap what kvm_x86_isolation_map_objs() mapped
+ * @kvm: the VM
+ * @objs: the same objects
+ * @n: how many
+ */
+void kvm_x86_isolation_unmap_objs(struct kvm *kvm, const struct kvm_isolation_obj *objs,
+				  int n)
+{
+	struct kvm_x86_isolation *xi = kvm->arch.isolation;
+	int i;
+
+	if (!xi)
+		return;
+	for (i = 0; i < n; i++)
+		if (objs[i].ptr)
+			kvm_isolation_unmap(xi->iso, objs[i].ptr);
+}
+EXPORT_SYMBOL_GPL(kvm_x86_isolation_unmap_objs);
+
+/* Map the I/O buses that changed since last time, unmap the replaced ones. */
+static int kvm_x86_isolation_map_buses(struct kvm *kvm)
+{
+	struct kvm_x86_isolation *xi = kvm->arch.isolation;
+	struct kvm_io_bus *bus;
+	int i, ret = 0;
+
+	mutex_lock(&xi->lock);
+	for (i = 0; i < KVM_NR_BUSES && !ret; i++) {
+		bus = rcu_dereference_protected(kvm->buses[i], 1);
+		if (bus == xi->buses[i])
+			continue;
+		if (bus)
+			ret = kvm_isolation_map(xi->iso, bus,
+						struct_size(bus, range, bus->dev_count),
+						KVM_ISOLATION_PTE, "VM");
+		if (ret)
+			break;
+		if (xi->buses[i])
+			kvm_isolation_unmap(xi->iso, xi->buses[i]);
+		xi->buses[i] = bus;
+	}
+	mutex_unlock(&xi->lock);
+	return ret;
+}
+
+void kvm_arch_buses_updated(struct kvm *kvm, struct kvm_io_bus *old)
+{
+	if (kvm->arch.isolation && kvm_x86_isolation_map_buses(kvm))
+		pr_warn_ratelimited("VM %d: mapping an I/O bus failed, its exits will fault\n",
+				    kvm->userspace_pid);
+}
+
+/*
+ * Create the VM's isolated address space before user space can reach the
+ * VM, with what the VM itself needs: the VM structure, the per-CPU data of
+ * its SRCU, its I/O buses and the vendor's data.
+ */
+int kvm_arch_vm_postcreate(struct kvm *kvm)
+{
+	static atomic_t vm_seq;
+	struct kvm_x86_isolation *xi;
+	char name[24];
+	int ret;
+
+	if (!kvm_isolation())
+		return 0;
+	xi = kzalloc(sizeof(*xi), GFP_KERNEL_ACCOUNT);
+	if (!xi)
+		return -ENOMEM;
+	/* Reports name it after the VM's stats id, plus a sequence number. */
+	snprintf(name, sizeof(name), "%s#%u", kvm->stats_id, atomic_inc_return(&vm_seq));
+	xi->iso = kvm_isolation_create(name);
+	if (IS_ERR(xi->iso)) {
+		ret = PTR_ERR(xi->iso);
+		goto err_free;
+	}
+	mutex_init(&xi->lock);
+	INIT_LIST_HEAD(&xi->tasks);
+	xa_init(&xi->optional);
+	kvm->arch.isolation = xi;
+
+	ret = kvm_isolation_map(xi->iso, kvm, kvm_x86_ops.vm_size, KVM_ISOLATION_PTE, "VM");
+	if (!ret)
+		ret = kvm_isolation_map(xi->iso, xi, sizeof(*xi), KVM_ISOLATION_PTE, "VM");
+	if (!ret)
+		ret = kvm_isolation_map_percpu(xi->iso, kvm->srcu.sda, sizeof(*kvm->srcu.sda),
+					       "VM");
+	if (!ret)
+		ret = kvm_x86_isolation_map_buses(kvm);
+	if (!ret)
+		ret = static_call(kvm_x86_isolation_map_vm)(kvm);
+	if (ret)
+		goto err_destroy;
+
+	/* The fault log starts afresh with each VM. */
+	kvm_isolation_reset_fault_log();
+	return 0;
+
+err_destroy:
+	kvm->arch.isolation = NULL;
+	kvm_isolation_destroy(xi->iso);
+err_free:
+	kfree(xi);
+	pr_warn_ratelimited("creating the isolated address space of a VM failed (%d)\n", ret);
+	return ret;
+}
+
+/*
+ * The in-kernel PIC, whose port I/O KVM then handles inside isolation: its
+ * state is all in struct kvm_pic.
+ */
+void kvm_x86_isolation_irqchip(struct kvm *kvm)
+{
+	struct kvm_x86_isolation *xi = kvm->arch.isolation;
+
+	if (!xi || !kvm->arch.vpic)
+		return;
+	mutex_lock(&xi->lock);
+	xi->pic = !kvm_isolation_map(xi->iso, kvm->arch.vpic, sizeof(*kvm->arch.vpic),
+				     KVM_ISOLATION_PTE, "VM");
+	mutex_unlock(&xi->lock);
+	if (!xi->pic)
+		pr_warn_ratelimited("VM %d: mapping the PIC failed, its I/O leaves isolation\n",
+				    kvm->userspace_pid);
+}
+
+/* The VM's buses and devices go before it is destroyed, without telling us. */
+void kvm_x86_isolation_vm_predestroy(struct kvm *kvm)
+{
+	struct kvm_x86_isolation *xi = kvm->arch.isolation;
+	int i;
+
+	if (!xi)
+		return;
+	mutex_lock(&xi->lock);
+	if (xi->pic)
+		kvm_isolation_unmap(xi->iso, kvm->arch.vpic);
+	xi->pic = false;
+	for (i = 0; i < KVM_NR_BUSES; i++) {
+		if (xi->buses[i])
+			kvm_isolation_unmap(xi->iso, xi->buses[i]);
+		xi->buses[i] = NULL;
+	}
+	mutex_unlock(&xi->lock);
+}
+
+/* After the vCPUs: everything still mapped goes with the address space. */
+void kvm_x86_isolation_vm_destroy(struct kvm *kvm)
+{
+	struct kvm_x86_isolation *xi = kvm->arch.isolation;
+
+	if (!xi)
+		return;
+	WARN_ON(!list_empty(&xi->tasks));
+	kvm->arch.isolation = NULL;
+	kvm_isolation_destroy(xi->iso);
+	xa_destroy(&xi->optional);
+	kfree(xi);
+}
+
+/* Map an object whose mapping is not essential; say so when it fails. */
+static void kvm_x86_isolation_map_optional(struct kvm *kvm, const void *ptr, size_t size,
+					   const char *owner, const char *what)
+{
+	struct kvm_x86_isolation *xi = kvm->arch.isolation;
+	int ret;
+
+	ret = kvm_isolation_map(xi->iso, ptr, size, KVM_ISOLATION_PTE, owner);
+	if (!ret) {
+		ret = xa_err(xa_store(&xi->optional, (unsigned long)ptr, xa_mk_value(1),
+				      GFP_KERNEL_ACCOUNT));
+		if (ret)
+			kvm_isolation_unmap(xi->iso, ptr);
+	}
+	if (ret)
+		pr_warn_ratelimited("VM %d: mapping %s failed (%d), exits that use it will fault\n",
+				    kvm->userspace_pid, what, ret);
+}
+
+static void kvm_x86_isolation_unmap_optional(struct kvm *kvm, const void *ptr)
+{
+	struct kvm_x86_isolation *xi = kvm->arch.isolation;
+
+	if (xa_erase(&xi->optional, (unsigned long)ptr))
+		kvm_isolation_unmap(xi->iso, ptr);
+}
+
+/* Mapped memslots follow the committed ones; the old one is freed next. */
+void kvm_x86_isolation_memslot(struct kvm *kvm, const struct kvm_memory_slot *old,
+			       const struct kvm_memory_slot *new,
+			       enum kvm_mr_change change)
+{
+	if (!kvm->arch.isolation)
+		return;
+	if (change != KVM_MR_DELETE)
+		kvm_x86_isolation_map_optional(kvm, new, sizeof(*new), "VM", "a memslot");
+	if (change != KVM_MR_CREATE)
+		kvm_x86_isolation_unmap_optional(kvm, old);
+}
+
+/* Drop a vCPU's use of a task; the last user unmaps it. */
+static void kvm_x86_isolation_put_task(struct kvm_x86_isolation *xi, struct task_struct *task)
+{
+	struct kvm_x86_isolation_task *t;
+
+	list_for_each_entry(t, &xi->tasks, list) {
+		if (t->task != task)
+			continue;
+		if (!--t->users) {
+			kvm_isolation_unmap_task(xi->iso, task);
+			list_del(&t->list);
+			kfree(t);
+		}
+		return;
+	}
+	WARN_ON_ONCE(1);
+}
+
+static int kvm_x86_isolation_get_task(struct kvm_x86_isolation *xi, struct task_struct *task)
+{
+	struct kvm_x86_isolation_task *t;
+	int ret;
+
+	list_for_each_entry(t, &xi->tasks, list) {
+		if (t->task == task) {
+			t->users++;
+			return 0;
+		}
+	}
+	t = kzalloc(sizeof(*t), GFP_KERNEL_ACCOUNT);
+	if (!t)
+		return -ENOMEM;
+	ret = kvm_isolation_map_task(xi->iso, task);
+	if (ret) {
+		kfree(t);
+		return ret;
+	}
+	t->task = task;
+	t->users = 1;
+	list_add(&t->list, &xi->tasks);
+	return 0;
+}
+
+/*
+ * Before KVM_RUN enters isolation: the running task must be mapped.  A
+ * vCPU may be run by different tasks over its life; the task that ran it
+ * last stays mapped (and held) until another one takes over or the vCPU
+ * goes away.
+ */
+void kvm_x86_isolation_vcpu_run(struct kvm_vcpu *vcpu)
+{
+	struct kvm_x86_isolation *xi = vcpu->kvm->arch.isolation;
+	struct task_struct *old = vcpu->arch.isolation_task;
+
+	if (!xi || old == current)
+		return;
+	mutex_lock(&xi->lock);
+	if (!kvm_x86_isolation_get_task(xi, current)) {
+		vcpu->arch.isolation_task = current;
+		if (old)
+			kvm_x86_isolation_put_task(xi, old);
+	} else {
+		pr_warn_ratelimited("VM %d: mapping task %d failed, vCPU %d runs without isolation\n",
+				    vcpu->kvm->userspace_pid, current->pid, vcpu->vcpu_id);
+	}
+	mutex_unlock(&xi->lock);
+}
+
+/* Enter before VM-entry, when the running task is mapped. */
+void kvm_x86_isolation_enter(struct kvm_vcpu *vcpu)
+{
+	struct kvm_x86_isolation *xi = vcpu->kvm->arch.isolation;
+
+	if (xi && vcpu->arch.isolation_task == current)
+		kvm_isolation_enter(xi->iso);
+}
+
+/* A VM-exit was handled: count whether it was handled inside. */
+void kvm_x86_isolation_vmexit_done(struct kvm_vcpu *vcpu)
+{
+	struct kvm_x86_isolation *xi = vcpu->kvm->arch.isolation;
+
+	if (xi && vcpu->arch.isolation_task == current)
+		kvm_isolation_count_vmexit(kvm_isolation_active(xi->iso));
+}
+
+/*
+ * I/O that an in-kernel device handles may touch any data (an ioeventfd
+ * wakes up another task, for one): leave first.  Reads of the PIC stay
+ * inside, its state is mapped; writes may go on to IRQ routing and
+ * notifiers, and leave.
+ */
+void kvm_x86_isolation_io(struct kvm_vcpu *vcpu, enum kvm_bus bus_idx, gpa_t addr, bool in)
+{
+	struct kvm_x86_isolation *xi = vcpu->kvm->arch.isolation;
+	struct kvm_pic *pic = vcpu->kvm->arch.vpic;
+	struct kvm_io_device *dev;
+
+	if (!xi)
+		return;
+	dev = kvm_io_bus_get_dev(vcpu->kvm, bus_idx, addr);
+	if (!dev)
+		return;
+	if (in && xi->pic && (dev == &pic->dev_master || dev == &pic->dev_slave ||
+			      dev == &pic->dev_elcr))
+		return;
+	kvm_x86_isolation_exit(vcpu, KVM_ISOLATION_EXIT_IO);
+}
+
+/* The vCPU's own data: the vendor maps its part in its vcpu_create. */
+static void kvm_x86_isolation_vcpu_objs(struct kvm_vcpu *vcpu, struct kvm_isolation_obj *o)
+{
+	struct fpstate *fps = vcpu->arch.guest_fpu.fpstate;
+	struct kvm_lapic *apic = vcpu->arch.apic;
+
+	o[0] = (struct kvm_isolation_obj) { vcpu->run, PAGE_SIZE };
+	o[1] = (struct kvm_isolation_obj) { vcpu->arch.pio_data, PAGE_SIZE };
+	o[2] = (struct kvm_isolation_obj) { apic, sizeof(*apic) };
+	o[3] = (struct kvm_isolation_obj) { apic ? apic->regs : NULL, PAGE_SIZE };
+	o[4] = (struct kvm_isolation_obj) { vcpu->arch.emulate_ctxt,
+					    sizeof(*vcpu->arch.emulate_ctxt) };
+	o[5] = (struct kvm_isolation_obj) { fps, offsetof(struct fpstate, regs) + fps->size };
+}
+
+#define KVM_X86_ISOLATION_VCPU_OBJS 6
+
+int kvm_x86_isolation_vcpu_create(struct kvm_vcpu *vcpu)
+{
+	struct kvm_isolation_obj o[KVM_X86_ISOLATION_VCPU_OBJS];
+
+	kvm_x86_isolation_vcpu_objs(vcpu, o);
+	return kvm_x86_isolation_map_objs(vcpu->kvm, o, ARRAY_SIZE(o), "vCPU");
+}
+
+void kvm_x86_isolation_vcpu_destroy(struct kvm_vcpu *vcpu)
+{
+	struct kvm_x86_isolation *xi = vcpu->kvm->arch.isolation;
+	struct kvm_isolation_obj o[KVM_X86_ISOLATION_VCPU_OBJS];
+
+	if (!xi)
+		return;
+	kvm_x86_isolation_vcpu_objs(vcpu, o);
+	kvm_x86_isolation_unmap_objs(vcpu->kvm, o, ARRAY_SIZE(o));
+	kvm_x86_isolation_cpuid(vcpu, vcpu->arch.cpuid_entries, NULL, 0);
+	mutex_lock(&xi->lock);
+	if (vcpu->arch.isolation_task)
+		kvm_x86_isolation_put_task(xi, vcpu->arch.isolation_task);
+	vcpu->arch.isolation_task = NULL;
+	mutex_unlock(&xi->lock);
+}
+
+/* KVM_SET_CPUID replaces the table CPUID exits read. */
+void kvm_x86_isolation_cpuid(struct kvm_vcpu *vcpu, struct kvm_cpuid_entry2 *old,
+			     struct kvm_cpuid_entry2 *new, int nent)
+{
+	if (!vcpu->kvm->arch.isolation)
+		return;
+	if (new)
+		kvm_x86_isolation_map_optional(vcpu->kvm, new, nent * sizeof(*new), "vCPU",
+					       "the CPUID table");
+	if (old)
+		kvm_x86_isolation_unmap_optional(vcpu->kvm, old);
 }

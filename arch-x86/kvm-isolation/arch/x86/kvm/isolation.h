@@ -2,16 +2,107 @@
 #ifndef __KVM_X86_ISOLATION_H
 #define __KVM_X86_ISOLATION_H
 
+#include <linux/kvm_host.h>
 #include <asm/kvm_isolation.h>
 
 struct kvm_x86_init_ops;
 
+/* A kernel object to map in a VM's isolated address space. */
+struct kvm_isolation_obj {
+	const void *ptr;
+	size_t size;
+};
+
 #ifdef CONFIG_KVM_ADDRESS_SPACE_ISOLATION
+
 void kvm_x86_isolation_setup(struct kvm_x86_init_ops *ops);
 void kvm_x86_isolation_teardown(void);
-#else
+int kvm_x86_isolation_map_objs(struct kvm *kvm, const struct kvm_isolation_obj *objs,
+			       int n, const char *owner);
+void kvm_x86_isolation_unmap_objs(struct kvm *kvm, const struct kvm_isolation_obj *objs,
+				  int n);
+void kvm_x86_isolation_vm_predestroy(struct kvm *kvm);
+void kvm_x86_isolation_vm_destroy(struct kvm *kvm);
+void kvm_x86_isolation_memslot(struct kvm *kvm, const struct kvm_memory_slot *old,
+			       const struct kvm_memory_slot *new,
+			       enum kvm_mr_change change);
+int kvm_x86_isolation_vcpu_create(struct kvm_vcpu *vcpu);
+void kvm_x86_isolation_vcpu_destroy(struct kvm_vcpu *vcpu);
+void kvm_x86_isolation_vcpu_run(struct kvm_vcpu *vcpu);
+void kvm_x86_isolation_enter(struct kvm_vcpu *vcpu);
+void kvm_x86_isolation_vmexit_done(struct kvm_vcpu *vcpu);
+void kvm_x86_isolation_io(struct kvm_vcpu *vcpu, enum kvm_bus bus_idx, gpa_t addr, bool in);
+void kvm_x86_isolation_cpuid(struct kvm_vcpu *vcpu, struct kvm_cpuid_entry2 *old,
+			     struct kvm_cpuid_entry2 *new, int nent);
+void kvm_x86_isolation_irqchip(struct kvm *kvm);
+unsigned int kvm_x86_isolation_vcpu_align(unsigned int align);
+
+/*
+ * Leave the isolated address space before touching data it does not map;
+ * the next VM-entry then flushes the L1D (where that applies).
+ */
+static inline void kvm_x86_isolation_exit(struct kvm_vcpu *vcpu,
+					  enum kvm_isolation_exit_reason reason)
+{
+	if (vcpu->kvm->arch.isolation && kvm_isolation_exit(reason))
+		vcpu->arch.l1tf_flush_l1d = true;
+}
+
+#else /* !CONFIG_KVM_ADDRESS_SPACE_ISOLATION */
+
 static inline void kvm_x86_isolation_setup(struct kvm_x86_init_ops *ops) {}
+
 static inline void kvm_x86_isolation_teardown(void) {}
-#endif
+
+static inline int kvm_x86_isolation_map_objs(struct kvm *kvm,
+					     const struct kvm_isolation_obj *objs,
+					     int n, const char *owner)
+{
+	return 0;
+}
+
+static inline void kvm_x86_isolation_unmap_objs(struct kvm *kvm,
+						const struct kvm_isolation_obj *objs, int n) {}
+
+static inline void kvm_x86_isolation_vm_predestroy(struct kvm *kvm) {}
+
+static inline void kvm_x86_isolation_vm_destroy(struct kvm *kvm) {}
+
+static inline void kvm_x86_isolation_memslot(struct kvm *kvm,
+					     const struct kvm_memory_slot *old,
+					     const struct kvm_memory_slot *new,
+					     enum kvm_mr_change change) {}
+
+static inline int kvm_x86_isolation_vcpu_create(struct kvm_vcpu *vcpu)
+{
+	return 0;
+}
+
+static inline void kvm_x86_isolation_vcpu_destroy(struct kvm_vcpu *vcpu) {}
+
+static inline void kvm_x86_isolation_vcpu_run(struct kvm_vcpu *vcpu) {}
+
+static inline void kvm_x86_isolation_enter(struct kvm_vcpu *vcpu) {}
+
+static inline void kvm_x86_isolation_vmexit_done(struct kvm_vcpu *vcpu) {}
+
+static inline void kvm_x86_isolation_io(struct kvm_vcpu *vcpu, enum kvm_bus bus_idx,
+					gpa_t addr, bool in) {}
+
+static inline void kvm_x86_isolation_cpuid(struct kvm_vcpu *vcpu,
+					   struct kvm_cpuid_entry2 *old,
+					   struct kvm_cpuid_entry2 *new, int nent) {}
+
+static inline void kvm_x86_isolation_exit(struct kvm_vcpu *vcpu,
+					  enum kvm_isolation_exit_reason reason) {}
+
+static inline void kvm_x86_isolation_irqchip(struct kvm *kvm) {}
+
+static inline unsigned int kvm_x86_isolation_vcpu_align(unsigned int align)
+{
+	return align;
+}
+
+#endif /* CONFIG_KVM_ADDRESS_SPACE_ISOLATION */
 
 #endif /* __KVM_X86_ISOLATION_H */

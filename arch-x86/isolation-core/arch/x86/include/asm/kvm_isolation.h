@@ -7,9 +7,14 @@
 #define _ASM_X86_KVM_ISOLATION_H
 
 #include <linux/jump_label.h>
+#include <linux/percpu-defs.h>
 #include <linux/types.h>
 
+struct dentry;
 struct module;
+struct mm_struct;
+struct pt_regs;
+struct task_struct;
 struct kvm_isolation;
 
 /*
@@ -25,9 +30,56 @@ enum kvm_isolation_level {
 	KVM_ISOLATION_PTE,
 };
 
+/* Why a CPU left its isolated address space. */
+enum kvm_isolation_exit_reason {
+	KVM_ISOLATION_EXIT_USER,	/* KVM_RUN returns to user space */
+	KVM_ISOLATION_EXIT_PUT,		/* vCPU put */
+	KVM_ISOLATION_EXIT_SCHEDULE,	/* halt or reschedule, signals */
+	KVM_ISOLATION_EXIT_MMU,		/* guest page fault for the MMU */
+	KVM_ISOLATION_EXIT_WRITE_GUEST,	/* kvm_write_guest_virt_system() */
+	KVM_ISOLATION_EXIT_EMULATE,	/* the instruction emulator */
+	KVM_ISOLATION_EXIT_NESTED,	/* entering a nested guest */
+	KVM_ISOLATION_EXIT_REQUEST,	/* processing vCPU requests */
+	KVM_ISOLATION_EXIT_IO,		/* I/O to an in-kernel device */
+	KVM_ISOLATION_EXIT_INTERRUPT,	/* interrupt or system vector */
+	KVM_ISOLATION_EXIT_FAULT,	/* page fault on something not mapped */
+	KVM_ISOLATION_NR_EXIT_REASONS
+};
+
+struct kvm_isolation_stats {
+	u64 enters;
+	u64 exits[KVM_ISOLATION_NR_EXIT_REASONS];
+	u64 faults;
+	u64 vmexits_inside;	/* VM-exits handled without leaving */
+	u64 vmexits_outside;	/* VM-exits after which isolation was left */
+	u64 l1d_flush_requests;
+};
+
+/* One seen faulting instruction. */
+struct kvm_isolation_fault {
+	unsigned long ip;
+	unsigned long address;
+	unsigned long error_code;
+	u64 count;
+};
+
+#define KVM_ISOLATION_FAULT_SITES	64
+
+/* Per-CPU state: its page is mapped in every isolated address space. */
+struct kvm_isolation_cpu {
+	struct kvm_isolation *iso;	/* loaded instance, NULL when not isolated */
+	struct mm_struct *prev_mm;	/* the mm to switch back to */
+	unsigned long cr3;		/* CR3 while isolated, 0 when not */
+	bool switching;			/* between the two CR3 writes */
+	bool fault_switched;		/* a page fault left the restricted table */
+	struct kvm_isolation_stats stats;
+};
+
 #ifdef CONFIG_KVM_ADDRESS_SPACE_ISOLATION
 
 DECLARE_STATIC_KEY_FALSE(kvm_isolation_enabled);
+DECLARE_PER_CPU_PAGE_ALIGNED(struct kvm_isolation_cpu, kvm_isolation_cpu);
+extern bool kvm_isolation_page_fault_stack;
 
 /* True when isolation was set up and KVM runs VM-exits isolated. */
 static __always_inline bool kvm_isolation(void)
@@ -38,7 +90,7 @@ static __always_inline bool kvm_isolation(void)
 int kvm_isolation_setup(struct module *kvm, const void *vendor_ops);
 void kvm_isolation_teardown(void);
 
-struct kvm_isolation *kvm_isolation_create(void);
+struct kvm_isolation *kvm_isolation_create(const char *name);
 void kvm_isolation_destroy(struct kvm_isolation *iso);
 int kvm_isolation_map(struct kvm_isolation *iso, const void *ptr, size_t size,
 		      enum kvm_isolation_level level, const char *owner);
@@ -46,11 +98,87 @@ void kvm_isolation_unmap(struct kvm_isolation *iso, const void *ptr);
 int kvm_isolation_map_percpu(struct kvm_isolation *iso, void __percpu *ptr,
 			     size_t size, const char *owner);
 void kvm_isolation_unmap_percpu(struct kvm_isolation *iso, void __percpu *ptr);
+int kvm_isolation_map_task(struct kvm_isolation *iso, struct task_struct *task);
+void kvm_isolation_unmap_task(struct kvm_isolation *iso, struct task_struct *task);
 unsigned long kvm_isolation_pgtable_pages(void);
+const char *kvm_isolation_name(struct kvm_isolation *iso);
+bool kvm_isolation_is_mapped(struct kvm_isolation *iso, const void *addr);
+unsigned long kvm_isolation_check_direct_map(struct kvm_isolation *iso, unsigned long *first);
+
+void kvm_isolation_enter(struct kvm_isolation *iso);
+bool kvm_isolation_exit(enum kvm_isolation_exit_reason reason);
+unsigned long __kvm_isolation_nmi_enter(void);
+void __kvm_isolation_nmi_exit(unsigned long cr3);
+void kvm_isolation_count_vmexit(bool inside);
+void kvm_isolation_get_stats(struct kvm_isolation_stats *sum);
+void kvm_isolation_reset_fault_log(void);
+unsigned int kvm_isolation_fault_log(struct kvm_isolation_fault *log);
+struct dentry *kvm_isolation_debugfs_init(struct dentry *parent);
+
+/* Is @iso loaded on this CPU? */
+static inline bool kvm_isolation_active(struct kvm_isolation *iso)
+{
+	return this_cpu_read(kvm_isolation_cpu.iso) == iso;
+}
+
+/* Entry and fault paths. */
+void __kvm_isolation_interrupt(void);
+void kvm_isolation_fault_switch(void);
+bool kvm_isolation_handle_fault(struct pt_regs *regs, unsigned long error_code,
+				unsigned long address);
+
+/* An interrupt or system vector leaves isolation. */
+static __always_inline void kvm_isolation_interrupt(void)
+{
+	if (kvm_isolation() && this_cpu_read(kvm_isolation_cpu.iso))
+		__kvm_isolation_interrupt();
+}
+
+/*
+ * Around an NMI or machine check that KVM dispatches itself (VMX), which
+ * the paranoid entry path would otherwise have moved to full mappings.
+ */
+static __always_inline unsigned long kvm_isolation_nmi_enter(void)
+{
+	return kvm_isolation() ? __kvm_isolation_nmi_enter() : 0;
+}
+
+static __always_inline void kvm_isolation_nmi_exit(unsigned long cr3)
+{
+	if (cr3)
+		__kvm_isolation_nmi_exit(cr3);
+}
+
+/* CR3 while this CPU is isolated, 0 when not. */
+static __always_inline unsigned long kvm_isolation_cr3(void)
+{
+	return kvm_isolation() ? this_cpu_read(kvm_isolation_cpu.cr3) : 0;
+}
 
 #else /* !CONFIG_KVM_ADDRESS_SPACE_ISOLATION */
 
 static __always_inline bool kvm_isolation(void)
+{
+	return false;
+}
+
+static __always_inline void kvm_isolation_interrupt(void) {}
+
+static __always_inline unsigned long kvm_isolation_cr3(void) { return 0; }
+
+static __always_inline unsigned long kvm_isolation_nmi_enter(void) { return 0; }
+
+static __always_inline void kvm_isolation_nmi_exit(unsigned long cr3) {}
+
+static __always_inline void kvm_isolation_fault_switch(void) {}
+
+static inline bool kvm_isolation_exit(enum kvm_isolation_exit_reason reason)
+{
+	return false;
+}
+
+static inline bool kvm_isolation_handle_fault(struct pt_regs *regs, unsigned long error_code,
+					      unsigned long address)
 {
 	return false;
 }

@@ -1,0 +1,63 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * KVM address space isolation: what kvm_isolation.c and
+ * kvm_isolation_switch.c share.
+ */
+#ifndef __X86_MM_KVM_ISOLATION_H
+#define __X86_MM_KVM_ISOLATION_H
+
+#include <linux/list.h>
+#include <linux/mutex.h>
+#include <linux/xarray.h>
+
+#include <asm/kvm_isolation.h>
+
+/* A directory page an instance allocated, indexed by its pfn. */
+struct iso_ptpage {
+	struct list_head list;
+	void *table;
+	enum kvm_isolation_level level;	/* of the entries in this page */
+	unsigned long base;		/* an address the page translates */
+	unsigned long replaced;		/* parent entry before we linked it */
+	bool pending;			/* linked by the map in progress */
+};
+
+/*
+ * A mapped range: the caller's pointer, its page span, its level, and what
+ * its entries at that level map: first and last byte, [first, last].
+ */
+struct iso_range {
+	struct list_head list;
+	unsigned long ptr;
+	unsigned long start, end;
+	unsigned long first, last;
+	enum kvm_isolation_level level;
+	const char *owner;
+	unsigned int refcount;
+};
+
+struct kvm_isolation {
+	struct list_head list;		/* on iso_instances */
+	char name[24];			/* "core", or the VM's stats id */
+	struct mm_struct *mm;
+	pgd_t *pgd;			/* restricted table: user half of mm->pgd */
+	struct kvm_isolation *shared;	/* the core, whose pages we reference */
+	gfp_t gfp;
+	struct mutex lock;		/* protects everything below */
+	struct xarray ptpages;		/* pfn -> struct iso_ptpage */
+	struct list_head ptpage_list;	/* in allocation order */
+	unsigned long nr_ptpages;
+	struct list_head ranges;
+#ifdef CONFIG_KVM_ADDRESS_SPACE_ISOLATION_KUNIT_TEST
+	int fail_alloc_after;		/* fail the Nth allocation, 0: never */
+#endif
+};
+
+struct seq_file;
+
+void kvm_isolation_dump_walk(struct kvm_isolation *iso, unsigned long address);
+int kvm_isolation_ranges_show(struct seq_file *m, void *v);
+void kvm_isolation_show_summary(struct seq_file *m);
+void kvm_isolation_reset_stats(void);
+
+#endif /* __X86_MM_KVM_ISOLATION_H */

@@ -1,0 +1,114 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * KVM address space isolation: what a user can read in debugfs, under
+ * /sys/kernel/debug/kvm/isolation/:
+ *
+ *   stats   counters, one "name value" per line; writing 0 resets them
+ *   faults  the isolation fault log: count, instruction, address, error code
+ *   ranges  every mapped range: instance, owner, start, end, bytes, level
+ */
+
+#define pr_fmt(fmt) "KVM isolation: " fmt
+
+#include <linux/debugfs.h>
+#include <linux/seq_file.h>
+#include <linux/slab.h>
+
+#include "kvm_isolation.h"
+
+static const char *const iso_exit_names[KVM_ISOLATION_NR_EXIT_REASONS] = {
+	[KVM_ISOLATION_EXIT_USER]	 = "user",
+	[KVM_ISOLATION_EXIT_PUT]	 = "put",
+	[KVM_ISOLATION_EXIT_SCHEDULE]	 = "schedule",
+	[KVM_ISOLATION_EXIT_MMU]	 = "mmu",
+	[KVM_ISOLATION_EXIT_WRITE_GUEST] = "write_guest",
+	[KVM_ISOLATION_EXIT_EMULATE]	 = "emulate",
+	[KVM_ISOLATION_EXIT_NESTED]	 = "nested",
+	[KVM_ISOLATION_EXIT_REQUEST]	 = "request",
+	[KVM_ISOLATION_EXIT_IO]		 = "io",
+	[KVM_ISOLATION_EXIT_INTERRUPT]	 = "interrupt",
+	[KVM_ISOLATION_EXIT_FAULT]	 = "fault",
+};
+
+static int iso_stats_show(struct seq_file *m, void *v)
+{
+	struct kvm_isolation_stats s;
+	int i;
+
+	kvm_isolation_get_stats(&s);
+	seq_printf(m, "enabled %d\n", kvm_isolation());
+	seq_printf(m, "enters %llu\n", s.enters);
+	for (i = 0; i < KVM_ISOLATION_NR_EXIT_REASONS; i++)
+		seq_printf(m, "exits_%s %llu\n", iso_exit_names[i], s.exits[i]);
+	seq_printf(m, "faults %llu\n", s.faults);
+	seq_printf(m, "vmexits_inside %llu\n", s.vmexits_inside);
+	seq_printf(m, "vmexits_outside %llu\n", s.vmexits_outside);
+	seq_printf(m, "l1d_flush_requests %llu\n", s.l1d_flush_requests);
+	seq_printf(m, "pagetable_pages %lu\n", kvm_isolation_pgtable_pages());
+	kvm_isolation_show_summary(m);
+	return 0;
+}
+
+static int iso_stats_open(struct inode *inode, struct file *file)
+{
+	return single_open(file, iso_stats_show, NULL);
+}
+
+static ssize_t iso_stats_write(struct file *file, const char __user *buf, size_t len,
+			       loff_t *ppos)
+{
+	unsigned long val;
+	int ret = kstrtoul_from_user(buf, len, 0, &val);
+
+	if (ret)
+		return ret;
+	if (val)
+		return -EINVAL;
+	kvm_isolation_reset_stats();
+	return len;
+}
+
+static const struct file_operations iso_stats_fops = {
+	.owner = THIS_MODULE,
+	.open = iso_stats_open,
+	.read = seq_read,
+	.write = iso_stats_write,
+	.llseek = seq_lseek,
+	.release = single_release,
+};
+
+static int iso_faults_show(struct seq_file *m, void *v)
+{
+	struct kvm_isolation_fault *log;
+	unsigned int i, n;
+
+	log = kmalloc_array(KVM_ISOLATION_FAULT_SITES, sizeof(*log), GFP_KERNEL);
+	if (!log)
+		return -ENOMEM;
+	n = kvm_isolation_fault_log(log);
+	seq_puts(m, "# count instruction address error_code\n");
+	for (i = 0; i < n; i++)
+		seq_printf(m, "%llu %pS %#lx %#lx\n", log[i].count, (void *)log[i].ip,
+			   log[i].address, log[i].error_code);
+	kfree(log);
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(iso_faults);
+DEFINE_SHOW_ATTRIBUTE(kvm_isolation_ranges);
+
+/**
+ * kvm_isolation_debugfs_init() - create the isolation files in debugfs
+ * @parent: KVM's debugfs directory; the files go away with it
+ *
+ * Return: the isolation directory, for KVM's own files.
+ */
+struct dentry *kvm_isolation_debugfs_init(struct dentry *parent)
+{
+	struct dentry *dir = debugfs_create_dir("isolation", parent);
+
+	debugfs_create_file("stats", 0644, dir, NULL, &iso_stats_fops);
+	debugfs_create_file("faults", 0444, dir, NULL, &iso_faults_fops);
+	debugfs_create_file("ranges", 0444, dir, NULL, &kvm_isolation_ranges_fops);
+	return dir;
+}
+EXPORT_SYMBOL_GPL(kvm_isolation_debugfs_init);
