@@ -1,0 +1,93 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Reading KVM isolation's debugfs files and the kernel command line from
+ * the in-guest tests.
+ */
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../ktap.h"
+#include "isolation.h"
+
+static ssize_t read_file(const char *path, char *buf, size_t size)
+{
+	int fd = open(path, O_RDONLY);
+	ssize_t n, total = 0;
+
+	if (fd < 0)
+		return -1;
+	while ((size_t)total < size - 1 &&
+	       (n = read(fd, buf + total, size - 1 - total)) > 0)
+		total += n;
+	close(fd);
+	buf[total] = 0;
+	return total;
+}
+
+bool iso_read_stats(struct iso_stats *s)
+{
+	return read_file(ISO_DIR "/stats", s->text, sizeof(s->text)) > 0;
+}
+
+int64_t iso_stat(const struct iso_stats *s, const char *name)
+{
+	size_t len = strlen(name);
+	const char *p = s->text;
+
+	while (p && *p) {
+		if (!strncmp(p, name, len) && p[len] == ' ')
+			return strtoll(p + len + 1, NULL, 10);
+		p = strchr(p, '\n');
+		if (p)
+			p++;
+	}
+	return -1;
+}
+
+bool iso_reset_stats(void)
+{
+	int fd = open(ISO_DIR "/stats", O_WRONLY);
+	bool ok;
+
+	if (fd < 0)
+		return false;
+	ok = write(fd, "0", 1) == 1;
+	close(fd);
+	return ok;
+}
+
+int iso_fault_sites(void)
+{
+	char buf[8192], *line, *save;
+	int n = 0;
+
+	if (read_file(ISO_DIR "/faults", buf, sizeof(buf)) < 0)
+		return -1;
+	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		if (line[0] == '#')
+			continue;
+		ktap_diag("isolation fault: %s", line);
+		n++;
+	}
+	return n;
+}
+
+bool cmdline_has(const char *param)
+{
+	char buf[4096], *tok, *save;
+
+	if (read_file("/proc/cmdline", buf, sizeof(buf)) < 0)
+		return false;
+	for (tok = strtok_r(buf, " \n", &save); tok; tok = strtok_r(NULL, " \n", &save))
+		if (!strcmp(tok, param))
+			return true;
+	return false;
+}
+
+bool iso_expected(void)
+{
+	return cmdline_has("kvm.address_space_isolation=1") && cmdline_has("pti=on");
+}

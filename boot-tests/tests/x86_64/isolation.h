@@ -1,0 +1,29 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Reading KVM isolation's debugfs files and the kernel command line from
+ * the in-guest tests.
+ */
+#ifndef ASI_ISOLATION_H
+#define ASI_ISOLATION_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#define ISO_DIR "/sys/kernel/debug/kvm/isolation"
+
+/* The "name value" lines of the stats file; -1 when missing. */
+struct iso_stats {
+	char text[4096];
+};
+
+bool iso_read_stats(struct iso_stats *s);
+int64_t iso_stat(const struct iso_stats *s, const char *name);
+bool iso_reset_stats(void);
+/* Entries in the fault log; -1 if it cannot be read.  Prints them as diagnostics. */
+int iso_fault_sites(void);
+/* Was @param=@value given on the kernel command line? */
+bool cmdline_has(const char *param);
+/* Is isolation expected to be on: asked for, and PTI not turned off. */
+bool iso_expected(void);
+
+#endif
