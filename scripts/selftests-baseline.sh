@@ -21,14 +21,14 @@ export TREE=$pristine
 "$TOP/scripts/mkinitramfs.sh" x86_64-pristine "$BUILD/initramfs/x86_64-pristine-selftests.cpio.gz" --selftests
 mkdir -p "$RESULTS"
 boot x86-selftests-baseline x86_64-pristine x86_64-pristine-selftests qemu64,+svm,+npt \
-	kvm-selftests --timeout 3600 --test-timeout 3000
+	kvm-selftests --tcg-thread single --timeout 3600 --test-timeout 3000
 ktap=$RESULTS/x86-selftests-baseline.kvm-selftests.ktap
 [ -f "$ktap" ] || die "the selftests boot produced no results"
 out=$TOP/boot-tests/kvm-selftests.baseline
 {
 	echo "# KVM selftests verdicts on the unmodified tree: linux-source-6.1"
 	echo "# $(make -s -C "$TREE" kernelversion), x86_64 guest on $(qemu-system-x86_64 --version | head -n 1),"
-	echo "# -cpu qemu64,+svm,+npt -smp 2, defconfigs/x86_64.config, 90 s per test."
+	echo "# -cpu qemu64,+svm,+npt -smp 2 (single-threaded TCG), defconfigs/x86_64.config, 90 s per test."
 	echo "# pass = exit 0, skip = exit 4, fail = anything else or the timeout."
 	sed -nE 's/^ok [0-9]+ (\S+) # SKIP.*/\1 skip/p; t; s/^ok [0-9]+ (\S+).*/\1 pass/p; s/^not ok [0-9]+ (\S+).*/\1 fail/p' "$ktap"
 } >"$out"
