@@ -1022,6 +1022,30 @@ unsigned long kvm_isolation_check_direct_map(struct kvm_isolation *iso, unsigned
 }
 EXPORT_SYMBOL_GPL(kvm_isolation_check_direct_map);
 
+#if IS_ENABLED(CONFIG_PTDUMP_DEBUGFS)
+/**
+ * kvm_isolation_ptdump() - dump every isolated address space with ptdump
+ * @m: the seq_file of /sys/kernel/debug/page_tables/kvm_isolation
+ *
+ * The restricted table of each instance, core first, is the user half of
+ * its mm's PGD pair: ptdump walks it as it walks current_user.
+ */
+void kvm_isolation_ptdump(struct seq_file *m)
+{
+	struct kvm_isolation *iso;
+
+	mutex_lock(&iso_instances_lock);
+	list_for_each_entry(iso, &iso_instances, list) {
+		seq_printf(m, "---[ KVM isolation: %s ]---\n", iso->name);
+		mutex_lock(&iso->lock);
+		ptdump_walk_pgd_level_debugfs(m, iso->mm, true);
+		mutex_unlock(&iso->lock);
+	}
+	mutex_unlock(&iso_instances_lock);
+}
+EXPORT_SYMBOL_GPL(kvm_isolation_ptdump);
+#endif
+
 /* debugfs "ranges": every range of every instance. */
 int kvm_isolation_ranges_show(struct seq_file *m, void *v)
 {

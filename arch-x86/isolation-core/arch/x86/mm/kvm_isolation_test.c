@@ -519,6 +519,29 @@ static void iso_test_alloc_failure(struct kunit *test)
 	vfree(v);
 }
 
+/* The secrets check finds a direct-map page mapped outside every range. */
+static void iso_test_stray_direct_map(struct kunit *test)
+{
+	struct kvm_isolation *iso = iso_test_create(test, NULL);
+	void *k = kunit_kmalloc(test, 2 * PAGE_SIZE, GFP_KERNEL);
+	unsigned long a, first, *slot;
+
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, k);
+	a = PAGE_ALIGN((unsigned long)k);
+	KUNIT_EXPECT_EQ(test, iso_test_map(iso, (void *)a, PAGE_SIZE, KVM_ISOLATION_PTE), 0);
+	KUNIT_EXPECT_TRUE(test, kvm_isolation_is_mapped(iso, (void *)a));
+	KUNIT_EXPECT_EQ(test, kvm_isolation_check_direct_map(iso, &first), 0UL);
+
+	/* An entry no range accounts for, as a bug would leave it. */
+	slot = iso_walk(iso, a, KVM_ISOLATION_PTE, false);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, slot);
+	slot[(a >> PAGE_SHIFT) & 1 ? -1 : 1] = iso_kernel_entry(a ^ PAGE_SIZE, KVM_ISOLATION_PTE);
+	KUNIT_EXPECT_EQ(test, kvm_isolation_check_direct_map(iso, &first), 1UL);
+	KUNIT_EXPECT_EQ(test, first, a ^ PAGE_SIZE);
+	slot[(a >> PAGE_SHIFT) & 1 ? -1 : 1] = 0;
+	kvm_isolation_destroy(iso);
+}
+
 static struct kunit_case kvm_isolation_test_cases[] = {
 	KUNIT_CASE(iso_test_copy_levels),
 	KUNIT_CASE(iso_test_kernel_unchanged),
@@ -532,6 +555,7 @@ static struct kunit_case kvm_isolation_test_cases[] = {
 	KUNIT_CASE(iso_test_clear_at_level),
 	KUNIT_CASE(iso_test_free_all),
 	KUNIT_CASE(iso_test_alloc_failure),
+	KUNIT_CASE(iso_test_stray_direct_map),
 	{}
 };
 

@@ -11,6 +11,7 @@
 #include <linux/types.h>
 
 struct dentry;
+struct seq_file;
 struct module;
 struct mm_struct;
 struct pt_regs;
@@ -40,6 +41,8 @@ enum kvm_isolation_exit_reason {
 	KVM_ISOLATION_EXIT_EMULATE,	/* the instruction emulator */
 	KVM_ISOLATION_EXIT_NESTED,	/* entering a nested guest */
 	KVM_ISOLATION_EXIT_REQUEST,	/* processing vCPU requests */
+	KVM_ISOLATION_EXIT_RESET,	/* vCPU INIT, RESET or SHUTDOWN */
+	KVM_ISOLATION_EXIT_APIC,	/* APIC timer, IPI, mode changes */
 	KVM_ISOLATION_EXIT_IO,		/* I/O to an in-kernel device */
 	KVM_ISOLATION_EXIT_INTERRUPT,	/* interrupt or system vector */
 	KVM_ISOLATION_EXIT_FAULT,	/* page fault on something not mapped */
@@ -103,6 +106,7 @@ void kvm_isolation_unmap_task(struct kvm_isolation *iso, struct task_struct *tas
 unsigned long kvm_isolation_pgtable_pages(void);
 const char *kvm_isolation_name(struct kvm_isolation *iso);
 bool kvm_isolation_is_mapped(struct kvm_isolation *iso, const void *addr);
+void kvm_isolation_ptdump(struct seq_file *m);
 unsigned long kvm_isolation_check_direct_map(struct kvm_isolation *iso, unsigned long *first);
 
 void kvm_isolation_enter(struct kvm_isolation *iso);
