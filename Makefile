@@ -4,13 +4,14 @@
 #   make                 install what is missing, prepare the tree, build the
 #                        x86_64 kernel, boot it in QEMU and run the smoke test
 #   make check           build both architectures and run every test
+#   make bench           what isolation costs per exit class (off against on)
 #   make help            everything else
 
 SHELL := /bin/bash
 S     := scripts
 ARCH  ?= x86_64
 
-.PHONY: all deps prepare kernel-x86_64 kernel-x86_64-noasi kernel-arm64 selftests \
+.PHONY: all bench deps prepare kernel-x86_64 kernel-x86_64-noasi kernel-arm64 selftests \
 	check menuconfig patches checkpatch selftests-baseline clean distclean help
 
 all:
@@ -18,6 +19,10 @@ all:
 
 check:
 	@$(S)/check.sh
+
+# What isolation costs per exit class, isolation off against on in one run.
+bench:
+	@$(S)/bench.sh
 
 deps:
 	@$(S)/deps.sh
@@ -56,6 +61,6 @@ distclean:
 
 help:
 	@sed -n 's/^#   \{0,1\}//p' Makefile | sed -n '1,/^$$/p'
-	@echo "Targets: all check deps prepare kernel-{x86_64,x86_64-noasi,arm64} selftests"
+	@echo "Targets: all check bench deps prepare kernel-{x86_64,x86_64-noasi,arm64} selftests"
 	@echo "         menuconfig [ARCH=x86_64|arm64] patches checkpatch selftests-baseline"
 	@echo "         clean distclean"

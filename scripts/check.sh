@@ -25,9 +25,10 @@ done
 
 rm -rf "$RESULTS"
 mkdir -p "$RESULTS"
-say "checkpatch --strict on the series"
+say "checkpatch --strict on the series, documentation"
 "$TOP/scripts/checkpatch.sh" || true
-BOOTS+=("$RESULTS/checkpatch.ktap")
+"$TOP/scripts/check-docs.sh" || true
+BOOTS+=("$RESULTS/checkpatch.ktap" "$RESULTS/docs.ktap")
 
 NPT=qemu64,+svm,+npt
 SHADOW=qemu64,+svm
@@ -40,7 +41,9 @@ NMI_TRACES=(--allow-trace "NMI backtrace for cpu" --allow-trace "sysrq: Show bac
 # paging and shadow paging.  Isolation is on only with PTI; kvm-isolation
 # checks the counters either way.  The KUnit suites run in the first boot.
 boot x86-npt-ption-isooff     x86_64 x86_64 $NPT    kunit,kvm-smoke,kvm-isolation --append "pti=on"
-boot x86-npt-ption-isoon      x86_64 x86_64 $NPT    kvm-smoke,kvm-isolation,kvm-secrets --append "pti=on $ISO"
+# A short kvm-bench: no isolation fault in any exit class but fresh memory.
+boot x86-npt-ption-isoon      x86_64 x86_64 $NPT    kvm-smoke,kvm-isolation,kvm-secrets,kvm-debugfs,kvm-bench \
+	--append "pti=on $ISO asi.bench=0.2,1"
 boot x86-npt-ptioff-isooff    x86_64 x86_64 $NPT    kvm-smoke,kvm-isolation --append "pti=off"
 boot x86-npt-ptioff-isoon     x86_64 x86_64 $NPT    kvm-smoke,kvm-isolation --append "pti=off $ISO"
 boot x86-shadow-ption-isooff  x86_64 x86_64 $SHADOW kvm-smoke,kvm-isolation --append "pti=on"
@@ -49,11 +52,12 @@ boot x86-shadow-ptioff-isooff x86_64 x86_64 $SHADOW kvm-smoke,kvm-isolation --ap
 boot x86-shadow-ptioff-isoon  x86_64 x86_64 $SHADOW kvm-smoke,kvm-isolation --append "pti=off $ISO"
 
 # A minute of exit-heavy vCPUs (more than CPUs), VM churn, thread
-# replacement and NMIs, isolated.  On shadow paging: with nested paging,
-# QEMU 7.2's emulated SVM corrupts guests under vCPU and VM churn, isolation
-# or not (README, "Known limits").
+# replacement and NMIs, isolated, with one QEMU thread per vCPU so that
+# they really run in parallel.  On shadow paging: with nested paging,
+# QEMU 7.2's emulated SVM corrupts guests under vCPU and VM churn,
+# isolation or not (README, "Known limits").
 boot x86-stress           x86_64 x86_64 $SHADOW kvm-stress --append "pti=on $ISO" \
-	"${NMI_TRACES[@]}" --timeout 600
+	"${NMI_TRACES[@]}" --tcg-thread multi --timeout 600
 
 # The option built out, and arm64.
 boot x86-noasi            x86_64-noasi x86_64-noasi $NPT kunit,kvm-smoke

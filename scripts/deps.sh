@@ -7,7 +7,7 @@ set -euo pipefail
 
 PACKAGES="linux-source-6.1 gcc make flex bison bc libelf-dev libssl-dev
 libncurses-dev cpio xz-utils gzip gcc-aarch64-linux-gnu libc6-dev-arm64-cross
-qemu-system-x86 qemu-system-arm busybox-static ccache sparse python3 python3-ply python3-git git
+qemu-system-x86 qemu-system-arm busybox-static ccache sparse python3 python3-ply python3-git python3-docutils git
 perl file kmod"
 
 missing=

@@ -50,3 +50,13 @@ summarize() {
 	say "summary"
 	"$TOP/boot-tests/summarize.py" "${BOOTS[@]}"
 }
+
+# What `make` and `make bench` start with: dependencies, the prepared tree,
+# the x86_64 kernel and its test initramfs.
+build_x86_64() {
+	"$TOP/scripts/deps.sh"
+	"$TOP/scripts/prepare.sh"
+	"$TOP/scripts/build-kernel.sh" x86_64
+	"$TOP/scripts/mkinitramfs.sh" x86_64 "$BUILD/initramfs/x86_64.cpio.gz"
+	mkdir -p "$RESULTS"
+}

@@ -47,6 +47,23 @@ int64_t iso_stat(const struct iso_stats *s, const char *name)
 	return -1;
 }
 
+int64_t iso_stat_sum(const struct iso_stats *s, const char *prefix)
+{
+	size_t len = strlen(prefix);
+	const char *p = s->text, *sp;
+	int64_t sum = 0;
+
+	while (p && *p) {
+		sp = strchr(p, ' ');
+		if (!strncmp(p, prefix, len) && sp)
+			sum += strtoll(sp + 1, NULL, 10);
+		p = strchr(p, '\n');
+		if (p)
+			p++;
+	}
+	return sum;
+}
+
 bool iso_reset_stats(void)
 {
 	int fd = open(ISO_DIR "/stats", O_WRONLY);
@@ -90,4 +107,21 @@ bool cmdline_has(const char *param)
 bool iso_expected(void)
 {
 	return cmdline_has("kvm.address_space_isolation=1") && cmdline_has("pti=on");
+}
+
+bool cpu_has_flag(const char *flag)
+{
+	char line[4096];
+	bool found = false;
+	FILE *f = fopen("/proc/cpuinfo", "r");
+
+	while (f && !found && fgets(line, sizeof(line), f)) {
+		char *p = strstr(line, flag);
+
+		found = !strncmp(line, "flags", 5) && p && p[-1] == ' ' &&
+			(p[strlen(flag)] == ' ' || p[strlen(flag)] == '\n');
+	}
+	if (f)
+		fclose(f);
+	return found;
 }

@@ -18,11 +18,15 @@ struct iso_stats {
 
 bool iso_read_stats(struct iso_stats *s);
 int64_t iso_stat(const struct iso_stats *s, const char *name);
+/* The sum of the values whose names start with @prefix. */
+int64_t iso_stat_sum(const struct iso_stats *s, const char *prefix);
 bool iso_reset_stats(void);
 /* Entries in the fault log; -1 if it cannot be read.  Prints them as diagnostics. */
 int iso_fault_sites(void);
 /* Was @param=@value given on the kernel command line? */
 bool cmdline_has(const char *param);
+/* Does /proc/cpuinfo list @flag? */
+bool cpu_has_flag(const char *flag);
 /* Is isolation expected to be on: asked for, and PTI not turned off. */
 bool iso_expected(void);
 

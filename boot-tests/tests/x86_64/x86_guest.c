@@ -63,6 +63,10 @@ static void setup_page_tables(uint8_t *ram)
 	uint64_t *pd = (uint64_t *)(ram + PD_GPA);
 	int i;
 
+	uint64_t *gdt = (uint64_t *)(ram + GUEST_GDT_GPA);
+
+	gdt[1] = 0x00af9b000000ffffULL;		/* 64-bit code */
+	gdt[2] = 0x00cf93000000ffffULL;		/* data */
 	pml4[0] = PDPT_GPA | PTE_P | PTE_RW;
 	pdpt[0] = PD_GPA | PTE_P | PTE_RW;
 	for (i = 0; i < 512; i++)
@@ -205,6 +209,10 @@ int guest_add_vcpu(struct guest *g)
 	sregs.cr4 = CR4_PAE | CR4_OSFXSR;
 	sregs.efer = EFER_LME | EFER_LMA;
 	sregs.cr3 = PML4_GPA;
+	sregs.gdt.base = GUEST_GDT_GPA;
+	sregs.gdt.limit = 3 * 8 - 1;
+	sregs.idt.base = GUEST_IDT_GPA;
+	sregs.idt.limit = 256 * 16 - 1;
 	set_seg(&sregs.cs, 0x08, 11, 1);
 	set_seg(&sregs.ds, 0x10, 3, 0);
 	sregs.es = sregs.fs = sregs.gs = sregs.ss = sregs.ds;
@@ -222,6 +230,36 @@ int guest_add_vcpu(struct guest *g)
 	if (ioctl(v->fd, KVM_SET_REGS, &regs) < 0)
 		return sys_fail("KVM_SET_REGS");
 	return id;
+}
+
+void guest_set_idt_entry(struct guest *g, int vector, uint64_t handler_gpa)
+{
+	uint64_t *gate = (uint64_t *)(g->ram + GUEST_IDT_GPA + 16 * vector);
+
+	gate[0] = (handler_gpa & 0xffff) | (0x08ULL << 16) | (0x8eULL << 40) |
+		  ((handler_gpa >> 16 & 0xffff) << 48);
+	gate[1] = handler_gpa >> 32;
+}
+
+void *guest_add_memslot(struct guest *g, int slot, uint64_t gpa, size_t size)
+{
+	struct kvm_userspace_memory_region region;
+	void *mem = mmap(NULL, size, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+
+	if (mem == MAP_FAILED)
+		return NULL;
+	/* 4 KiB host pages: each first touch is a fault of its own. */
+	madvise(mem, size, MADV_NOHUGEPAGE);
+	region = (struct kvm_userspace_memory_region) {
+		.slot = slot, .guest_phys_addr = gpa, .memory_size = size,
+		.userspace_addr = (uintptr_t)mem,
+	};
+	if (ioctl(g->vm_fd, KVM_SET_USER_MEMORY_REGION, &region) < 0) {
+		munmap(mem, size);
+		return NULL;
+	}
+	return mem;
 }
 
 int guest_run(struct guest *g, int vcpu)

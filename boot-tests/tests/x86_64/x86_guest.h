@@ -16,6 +16,8 @@
 #define GUEST_CODE_GPA		0x10000UL
 #define GUEST_MMIO_GPA		0x30000000UL
 #define GUEST_MAX_VCPUS		16
+#define GUEST_IDT_GPA		0x5000UL	/* 256 gates, none present */
+#define GUEST_GDT_GPA		0x6000UL	/* null, code 0x08, data 0x10 */
 
 /* Emit guest code into .rodata between the symbols start and end. */
 #define GUEST_CODE(name, body)						\
@@ -52,6 +54,11 @@ void guest_destroy(struct guest *g);
 int guest_set_cpuid_entry(struct guest *g, uint32_t function, uint32_t eax,
 			  uint32_t ebx, uint32_t ecx, uint32_t edx);
 const struct kvm_cpuid_entry2 *guest_cpuid_entry(struct guest *g, uint32_t function);
+
+/* An interrupt gate for @vector to the guest code at @handler_gpa. */
+void guest_set_idt_entry(struct guest *g, int vector, uint64_t handler_gpa);
+/* A second memslot; returns its host memory or NULL. */
+void *guest_add_memslot(struct guest *g, int slot, uint64_t gpa, size_t size);
 
 const char *exit_reason_str(uint32_t reason);
 

@@ -1,0 +1,126 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""Pair the kvm-bench runs of a boot with isolation off and one with it on.
+
+Reads the "# bench {...}" lines of both boots' KTAP, pairs runs by kind,
+class, VMs, vCPUs and repetition, and prints per class: VM-exits per second
+off and on (median and spread over the repetitions), the on/off ratio
+(computed pair by pair), isolation enters and exits per 1000 VM-exits,
+isolation faults, and L1D flush requests per 1000 VM-entries.  Writes the
+runs and the summary to JSON.  Exit status 1 when a criterion fails.
+"""
+
+import json
+import statistics
+import sys
+
+CLASS_ORDER = ['cpuid', 'msr', 'pio_kernel', 'pio_user', 'mmio_user', 'hlt', 'page_fault']
+
+
+def runs(path):
+    out = []
+    for line in open(path):
+        if line.startswith('# bench '):
+            out.append(json.loads(line[len('# bench '):]))
+    return out
+
+
+def med(values):
+    return statistics.median(values) if values else 0.0
+
+
+def spread(values):
+    return (min(values), max(values)) if values else (0.0, 0.0)
+
+
+def summarize(off, on):
+    key = lambda r: (r['kind'], r['class'], r['vms'], r['vcpus'], r['rep'])
+    offs = {key(r): r for r in off}
+    groups = {}
+    for r in on:
+        o = offs.get(key(r))
+        if not o or not r['secs'] or not o['secs'] or not r['vmexits'] or not o['vmexits']:
+            continue
+        g = groups.setdefault((r['kind'], r['class'], r['vms'], r['vcpus']), [])
+        rate_on, rate_off = r['vmexits'] / r['secs'], o['vmexits'] / o['secs']
+        g.append({
+            'rate_off': rate_off, 'rate_on': rate_on, 'ratio': rate_on / rate_off,
+            'enters_per_1000': 1000.0 * r['enters'] / r['vmexits'],
+            'exits_per_1000': 1000.0 * r['iso_exits'] / r['vmexits'],
+            'faults': r['faults'],
+            'l1d_per_1000': 1000.0 * r['l1d_flush_requests'] / r['vmexits'],
+            'inside_share': r['vmexits_inside'] / max(1, r['vmexits_inside'] + r['vmexits_outside']),
+        })
+    summary = []
+    for (kind, cls, vms, vcpus), g in groups.items():
+        row = {'kind': kind, 'class': cls, 'vms': vms, 'vcpus': vcpus, 'pairs': len(g)}
+        for f in ('rate_off', 'rate_on', 'ratio', 'enters_per_1000', 'exits_per_1000',
+                  'l1d_per_1000', 'inside_share'):
+            vals = [p[f] for p in g]
+            row[f] = med(vals)
+            row[f + '_spread'] = spread(vals)
+        row['faults'] = sum(p['faults'] for p in g)
+        summary.append(row)
+    order = {c: i for i, c in enumerate(CLASS_ORDER)}
+    summary.sort(key=lambda r: ({'class': 0, 'vcpus': 1, 'vms': 2}[r['kind']],
+                                order.get(r['class'], 99), r['vms'], r['vcpus']))
+    return summary
+
+
+def table(summary):
+    head = (f'{"class":<12} {"VMs":>3} {"vCPU":>4} {"exits/s off":>12} {"exits/s on":>11} '
+            f'{"on/off":>15} {"enter/1k":>8} {"exit/1k":>8} {"faults":>6} {"L1D/1k":>7} {"inside":>6}')
+    lines = [head, '-' * len(head)]
+    kind = None
+    for r in summary:
+        if r['kind'] != kind and kind is not None:
+            lines.append('')
+        kind = r['kind']
+        lo, hi = r['ratio_spread']
+        lines.append(f'{r["class"]:<12} {r["vms"]:>3} {r["vcpus"]:>4} {r["rate_off"]:>12.0f} '
+                     f'{r["rate_on"]:>11.0f} {r["ratio"]:>5.2f} ({lo:.2f}-{hi:.2f}) '
+                     f'{r["enters_per_1000"]:>8.1f} {r["exits_per_1000"]:>8.1f} {r["faults"]:>6} '
+                     f'{r["l1d_per_1000"]:>7.1f} {100 * r["inside_share"]:>5.1f}%')
+    return '\n'.join(lines)
+
+
+def criteria(summary, nrips):
+    """The criteria of the benchmark: [(text, ok or None if not applicable)]."""
+    out = []
+    classes = [r for r in summary if r['kind'] == 'class']
+    steady = [r for r in classes if r['class'] != 'page_fault']
+    faults = sum(r['faults'] for r in steady)
+    out.append((f'no isolation fault in steady state, page-fault class aside: {faults}', faults == 0))
+    for r in classes:
+        if r['class'] in ('cpuid', 'msr'):
+            switches = r['enters_per_1000'] + r['exits_per_1000']
+            text = f'{r["class"]}: isolation switches per 1000 VM-exits below 20: {switches:.1f}'
+            if not nrips:
+                text += ' (not applicable: no NRIP save, skipping the instruction emulates it)'
+            out.append((text, switches < 20 if nrips else None))
+    return out
+
+
+def main():
+    off_path, on_path, json_path = sys.argv[1:4]
+    nrips = '# nrip_save yes' in open(on_path).read()
+    off, on = runs(off_path), runs(on_path)
+    summary = summarize(off, on)
+    print(table(summary))
+    print()
+    failed = False
+    crit = criteria(summary, nrips)
+    for text, ok in crit:
+        print(f'  {"PASS" if ok else "FAIL" if ok is False else "n/a "}  {text}')
+        failed |= ok is False
+    with open(json_path, 'w') as f:
+        json.dump({'runs_off': off, 'runs_on': on, 'summary': summary,
+                   'criteria': [{'text': t, 'ok': ok} for t, ok in crit]}, f, indent=1)
+    if not summary:
+        print('no paired runs', file=sys.stderr)
+        return 1
+    return 1 if failed else 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())

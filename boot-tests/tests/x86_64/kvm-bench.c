@@ -1,0 +1,268 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * What isolation costs, per exit class: a guest loops on one kind of exit
+ * for a fixed time, and the program reports VM-exits per second and what
+ * isolation did meanwhile (enters, exits, faults, L1D flush requests), as
+ * one JSON object per run in a KTAP diagnostic ("# bench {...}").  The
+ * host (scripts/bench.py) pairs the runs of a boot with isolation off and
+ * of one with it on.
+ *
+ * usage: kvm-bench [seconds per run [repetitions]]     (1 3)
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../ktap.h"
+#include "isolation.h"
+#include "x86_guest.h"
+
+#define KVM_EXITS	"/sys/kernel/debug/kvm/exits"
+#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
+#define PF_GPA		0x10000000UL
+#define PF_SIZE		(64UL << 20)
+
+/* Each loop body runs 1000 times, then reports through port 0xe0. */
+GUEST_CODE(b_cpuid,
+	"1: mov $1000, %r8d\n"
+	"2: xor %eax, %eax\n cpuid\n dec %r8d\n jnz 2b\n"
+	"out %al, $0xe0\n jmp 1b\n");
+GUEST_CODE(b_msr,
+	"1: mov $1000, %r8d\n"
+	"2: mov $0x1b, %ecx\n rdmsr\n dec %r8d\n jnz 2b\n"
+	"out %al, $0xe0\n jmp 1b\n");
+/* The in-kernel PIC's IMR. */
+GUEST_CODE(b_pio_kernel,
+	"1: mov $1000, %r8d\n"
+	"2: in $0x21, %al\n dec %r8d\n jnz 2b\n"
+	"out %al, $0xe0\n jmp 1b\n");
+GUEST_CODE(b_pio_user,
+	"1: out %al, $0xe0\n jmp 1b\n");
+GUEST_CODE(b_mmio_user,
+	"mov $0x30000000, %ebx\n"
+	"1: movl $1, (%rbx)\n jmp 1b\n");
+/*
+ * HLT, woken by the x2APIC timer (periodic, 100 us, vector 0x40), whose
+ * handler sends the EOI.  The handler follows the label.
+ */
+GUEST_CODE(b_hlt,
+	"mov $0x1b, %ecx\n rdmsr\n or $0xc00, %eax\n wrmsr\n"	/* x2APIC on */
+	"mov $0x80f, %ecx\n mov $0x1ff, %eax\n xor %edx, %edx\n wrmsr\n"
+	"mov $0x83e, %ecx\n mov $0xb, %eax\n wrmsr\n"		/* divide by 1 */
+	"mov $0x832, %ecx\n mov $0x20040, %eax\n wrmsr\n"	/* periodic, 0x40 */
+	"mov $0x838, %ecx\n mov $100000, %eax\n wrmsr\n"	/* 100 us */
+	"1: mov $100, %r8d\n"
+	"2: sti\n hlt\n cli\n dec %r8d\n jnz 2b\n"
+	"out %al, $0xe0\n jmp 1b\n"
+	".globl b_hlt_handler\n b_hlt_handler:\n"
+	"push %rax\n push %rcx\n push %rdx\n"
+	"mov $0x80b, %ecx\n xor %eax, %eax\n xor %edx, %edx\n wrmsr\n"
+	"pop %rdx\n pop %rcx\n pop %rax\n iretq\n");
+extern const unsigned char b_hlt_handler[];
+/* A write to each fresh 4 KiB page of a 64 MiB memslot, once. */
+GUEST_CODE(b_page_fault,
+	"mov $0x10000000, %ebx\n"
+	"1: mov $256, %r8d\n"
+	"2: movb $1, (%rbx)\n add $4096, %rbx\n dec %r8d\n jnz 2b\n"
+	"out %al, $0xe0\n jmp 1b\n");
+
+struct bench_class {
+	const char *name;
+	const unsigned char *start, *end;
+	bool irqchip, pf;
+	unsigned long limit;	/* stop after this many user exits, 0: none */
+};
+
+#define CLASS(n, ...) { #n, b_##n##_start, b_##n##_end, __VA_ARGS__ }
+
+static const struct bench_class classes[] = {
+	CLASS(cpuid, false, false, 0),
+	CLASS(msr, false, false, 0),
+	CLASS(pio_kernel, true, false, 0),
+	CLASS(pio_user, false, false, 0),
+	CLASS(mmio_user, false, false, 0),
+	CLASS(hlt, true, false, 0),
+	CLASS(page_fault, false, true, PF_SIZE / 4096 / 256),
+};
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static long long kvm_exits(void)
+{
+	char buf[64] = "";
+	int fd = open(KVM_EXITS, O_RDONLY);
+	ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
+
+	if (fd >= 0)
+		close(fd);
+	return n > 0 ? atoll(buf) : -1;
+}
+
+struct runner {
+	struct guest *g;
+	int vcpu;
+	double deadline;
+	unsigned long limit, user_exits;
+	int errors;
+};
+
+/* Run one vCPU until the deadline (or its exit limit); any odd exit is an error. */
+static void *run_vcpu(void *arg)
+{
+	struct runner *r = arg;
+	struct kvm_run *run = r->g->vcpu[r->vcpu].run;
+
+	while (now() < r->deadline && (!r->limit || r->user_exits < r->limit)) {
+		if (guest_run(r->g, r->vcpu) ||
+		    (run->exit_reason != KVM_EXIT_IO && run->exit_reason != KVM_EXIT_MMIO)) {
+			if (r->errors++ < 3)
+				ktap_diag("vCPU %d: exit %s", r->vcpu, exit_reason_str(run->exit_reason));
+			break;
+		}
+		r->user_exits++;
+	}
+	return NULL;
+}
+
+static int create(struct guest *g, const struct bench_class *c, int vcpus)
+{
+	int i;
+
+	if (guest_create(g, c->start, c->end - c->start))
+		return -1;
+	if (c->irqchip && ioctl(g->vm_fd, KVM_CREATE_IRQCHIP, 0))
+		return -1;
+	if (c->pf && !guest_add_memslot(g, 1, PF_GPA, PF_SIZE))
+		return -1;
+	if (c->start == b_hlt_start)
+		guest_set_idt_entry(g, 0x40, GUEST_CODE_GPA + (b_hlt_handler - b_hlt_start));
+	for (i = 0; i < vcpus; i++)
+		if (guest_add_vcpu(g) != i)
+			return -1;
+	return 0;
+}
+
+/*
+ * One run: @vms VMs of @vcpus vCPUs each, for @secs seconds.  Prints its
+ * JSON line; returns 0 if every vCPU behaved.
+ */
+static int bench(const struct bench_class *c, int vms, int vcpus, double secs, int rep,
+		 const char *kind)
+{
+	struct runner r[16];
+	pthread_t t[16];
+	struct guest g[4];
+	struct iso_stats s0, s1;
+	bool stats = iso_read_stats(&s0);
+	long long exits0, exits1;
+	double t0, t1;
+	int v, m, n = 0, errors = 0;
+	unsigned long user = 0;
+
+	for (m = 0; m < vms; m++)
+		if (create(&g[m], c, vcpus)) {
+			ktap_diag("%s: cannot create VM %d", c->name, m);
+			return -1;
+		}
+	stats = stats && iso_read_stats(&s0);
+	exits0 = kvm_exits();
+	t0 = now();
+	for (m = 0; m < vms; m++)
+		for (v = 0; v < vcpus; v++, n++) {
+			r[n] = (struct runner) { .g = &g[m], .vcpu = v, .deadline = t0 + secs,
+						 .limit = c->limit };
+			pthread_create(&t[n], NULL, run_vcpu, &r[n]);
+		}
+	for (v = 0; v < n; v++) {
+		pthread_join(t[v], NULL);
+		errors += r[v].errors;
+		user += r[v].user_exits;
+	}
+	t1 = now();
+	exits1 = kvm_exits();
+	stats = stats && iso_read_stats(&s1);
+	for (m = 0; m < vms; m++)
+		guest_destroy(&g[m]);
+
+#define D(name) (stats ? (long long)(iso_stat(&s1, name) - iso_stat(&s0, name)) : 0)
+	printf("# bench {\"kind\": \"%s\", \"class\": \"%s\", \"vms\": %d, \"vcpus\": %d, \"rep\": %d, "
+	       "\"secs\": %.4f, \"vmexits\": %lld, \"user_exits\": %lu, \"enters\": %lld, "
+	       "\"iso_exits\": %lld, \"faults\": %lld, \"l1d_flush_requests\": %lld, "
+	       "\"vmexits_inside\": %lld, \"vmexits_outside\": %lld, \"errors\": %d}\n",
+	       kind, c->name, vms, vcpus, rep, t1 - t0, exits1 - exits0, user, D("enters"),
+	       stats ? (long long)(iso_stat_sum(&s1, "exits_") - iso_stat_sum(&s0, "exits_")) : 0,
+	       D("faults"), D("l1d_flush_requests"), D("vmexits_inside"), D("vmexits_outside"),
+	       errors);
+	fflush(stdout);
+	/* Steady state touches only mapped data; fresh guest memory aside. */
+	if (D("faults") > 0 && !c->pf) {
+		ktap_diag("%s: %lld isolation faults", c->name, D("faults"));
+		errors++;
+	}
+#undef D
+	return errors ? -1 : 0;
+}
+
+int main(int argc, char **argv)
+{
+	double secs = 1.0;
+	int reps = 3;
+	int i, rep, ok;
+	struct guest probe;
+	char buf[4096], *p;
+	int fd = open("/proc/cmdline", O_RDONLY);
+	ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
+
+	/* asi.bench=<seconds>,<repetitions> (make check runs a short one) */
+	if (fd >= 0)
+		close(fd);
+	buf[n > 0 ? n : 0] = 0;
+	p = strstr(buf, "asi.bench=");
+	if (p)
+		sscanf(p + strlen("asi.bench="), "%lf,%d", &secs, &reps);
+	if (argc > 1)
+		secs = atof(argv[1]);
+	if (argc > 2)
+		reps = atoi(argv[2]);
+
+	if (guest_create(&probe, b_cpuid_start, b_cpuid_end - b_cpuid_start) == -ENOENT)
+		ktap_skip_all("no /dev/kvm");
+	guest_destroy(&probe);
+	if (kvm_exits() < 0)
+		ktap_skip_all("no " KVM_EXITS);
+	ktap_plan(ARRAY_SIZE(classes) + 2);
+	ktap_diag("isolation %s", iso_expected() ? "on" : "off");
+	/* Without it, skipping CPUID, RDMSR or HLT decodes them from guest memory. */
+	ktap_diag("nrip_save %s", cpu_has_flag("nrip_save") ? "yes" : "no");
+
+	for (i = 0; i < (int)ARRAY_SIZE(classes); i++) {
+		for (rep = 0, ok = 1; rep < reps; rep++)
+			ok &= !bench(&classes[i], 1, 1, secs, rep, "class");
+		ktap_result(ok, "%s", classes[i].name);
+	}
+	/* Scaling: 1, 2 and 4 vCPUs of one VM; 1 and 4 VMs of one vCPU. */
+	for (rep = 0, ok = 1; rep < reps; rep++) {
+		ok &= !bench(&classes[0], 1, 1, secs, rep, "vcpus");
+		ok &= !bench(&classes[0], 1, 2, secs, rep, "vcpus");
+		ok &= !bench(&classes[0], 1, 4, secs, rep, "vcpus");
+	}
+	ktap_result(ok, "scaling_vcpus");
+	for (rep = 0, ok = 1; rep < reps; rep++) {
+		ok &= !bench(&classes[0], 1, 1, secs, rep, "vms");
+		ok &= !bench(&classes[0], 4, 1, secs, rep, "vms");
+	}
+	ktap_result(ok, "scaling_vms");
+	return ktap_exit_code();
+}
