@@ -1149,9 +1149,12 @@ static int iso_map_core_data(struct kvm_isolation *iso)
 	};
 	/*
 	 * Static objects, by name.  rcu_data: guest entry reports an RCU
-	 * quiescent state (rcu_virt_note_context_switch()).
+	 * quiescent state (rcu_virt_note_context_switch()).  bp_desc and
+	 * tp_vec: a static key flipped on another CPU takes this one through
+	 * poke_int3_handler() at any instruction being patched, isolated or
+	 * not.
 	 */
-	static const char *const symbols[] = { "rcu_data" };
+	static const char *const symbols[] = { "rcu_data", "bp_desc", "tp_vec" };
 	unsigned long addr, size, offset;
 	int i, ret = 0;
 
@@ -1165,7 +1168,9 @@ static int iso_map_core_data(struct kvm_isolation *iso)
 	for (i = 0; i < ARRAY_SIZE(symbols) && !ret; i++) {
 		addr = kallsyms_lookup_name(symbols[i]);
 		if (!addr || !kallsyms_lookup_size_offset(addr, &size, &offset)) {
-			pr_warn("no symbol %s to map\n", symbols[i]);
+			/* Per-CPU symbols have no size in kallsyms. */
+			pr_info("%s has no size in kallsyms: not mapped, its faults will be logged\n",
+				symbols[i]);
 			continue;
 		}
 		if (addr >= (unsigned long)__per_cpu_start && addr < (unsigned long)__per_cpu_end)
