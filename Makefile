@@ -12,7 +12,7 @@ S     := scripts
 ARCH  ?= x86_64
 
 .PHONY: all bench deps prepare kernel-x86_64 kernel-x86_64-noasi kernel-arm64 selftests \
-	check menuconfig patches checkpatch selftests-baseline clean distclean help
+	check menuconfig patches checkpatch sparse selftests-baseline clean distclean help
 
 all:
 	@$(S)/main.sh
@@ -48,12 +48,16 @@ patches: prepare
 checkpatch: prepare
 	@$(S)/checkpatch.sh
 
+# sparse and W=1 on the C files the series touches.
+sparse: kernel-x86_64
+	@$(S)/check-sparse.sh
+
 # Re-record the KVM selftests baseline (see boot-tests/README.md first).
 selftests-baseline: selftests
 	@$(S)/selftests-baseline.sh
 
 clean:
-	rm -rf build/x86_64 build/x86_64-noasi build/arm64 build/tests build/initramfs \
+	rm -rf build/x86_64 build/x86_64-noasi build/x86_64-w1 build/arm64 build/tests build/initramfs \
 		build/selftests build/results build/patches
 
 distclean:
@@ -62,5 +66,5 @@ distclean:
 help:
 	@sed -n 's/^#   \{0,1\}//p' Makefile | sed -n '1,/^$$/p'
 	@echo "Targets: all check bench deps prepare kernel-{x86_64,x86_64-noasi,arm64} selftests"
-	@echo "         menuconfig [ARCH=x86_64|arm64] patches checkpatch selftests-baseline"
+	@echo "         menuconfig [ARCH=x86_64|arm64] patches checkpatch sparse selftests-baseline"
 	@echo "         clean distclean"

@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# sparse (C=2) and W=1 over every x86 C file the series touches, in a copy
+# of the x86_64 build so the real one keeps its flags.  A warning counts
+# against the series when it points at a line the series added, or into a
+# file it created; the kernel's own warnings in files we only hook into
+# are left alone.  Writes build/results/sparse.ktap.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+out=$RESULTS/sparse.ktap
+obj=$BUILD/x86_64-w1
+mkdir -p "$RESULTS"
+[ -f "$BUILD/x86_64/vmlinux" ] || die "build the x86_64 kernel first"
+
+# The C files of the x86 build the series touches (KUnit tests are
+# #included by the file they test).
+files=$(git -C "$TREE" diff --name-only pristine..asi -- '*.c' |
+	grep -E '^(arch/x86|virt/kvm)/' | grep -v '_test\.c$')
+objs=$(echo "$files" | sed 's/\.c$/.o/')
+
+say "sparse and W=1 on $(echo "$files" | wc -w) files the series touches"
+rm -rf "$obj"
+cp -a "$BUILD/x86_64" "$obj"
+kmake x86_64 "$obj" C=2 W=1 $objs >"$obj/w1.log" 2>&1 ||
+	{ tail -20 "$obj/w1.log" >&2; die "the W=1 build failed: $obj/w1.log"; }
+
+# Lines the series added, per file, from the prepared tree's history.
+git -C "$TREE" diff -U0 pristine..asi >"$obj/series.diff"
+/usr/bin/python3 - "$obj/series.diff" "$obj/w1.log" "$TREE" "$out" $files <<'PY'
+import re
+import sys
+
+diff, log, tree, out, files = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5:]
+added, new, cur = {}, set(), None
+for line in open(diff):
+    if line.startswith('+++ b/'):
+        cur = line[6:].strip()
+        added.setdefault(cur, set())
+    elif line.startswith('--- /dev/null'):
+        new.add('pending')
+    elif line.startswith('@@') and cur:
+        m = re.search(r'\+(\d+)(?:,(\d+))?', line)
+        start, count = int(m.group(1)), int(m.group(2) or 1)
+        added[cur].update(range(start, start + count))
+    if line.startswith('+++ b/') and 'pending' in new:
+        new.discard('pending')
+        new.add(cur)
+
+findings = {}
+for line in open(log):
+    m = re.match(r'(?:%s/)?([^:\s]+):(\d+):(?:\d+:)? (warning|error): (.*)' % re.escape(tree), line)
+    if not m:
+        continue
+    path, num = m.group(1), int(m.group(2))
+    if path in new or num in added.get(path, ()):
+        findings.setdefault(path, []).append(line.strip())
+
+# One case per C file, and one for the headers they include.
+headers = sorted({h for p, hs in findings.items() if p.endswith('.h') for h in hs})
+cases = [(p, findings.get(p, [])) for p in files] + [('headers', headers)]
+with open(out, 'w') as f:
+    f.write('KTAP version 1\n# sparse and W=1\n1..%d\n' % len(cases))
+    for i, (name, hits) in enumerate(cases, 1):
+        for h in hits:
+            f.write('# %s\n' % h)
+        f.write('%s %d %s\n' % ('not ok' if hits else 'ok', i, name))
+n = sum(len(v) for v in findings.values())
+print('==> sparse and W=1: %d files, %d warnings on lines the series added' % (len(files), n))
+sys.exit(1 if n else 0)
+PY
