@@ -41,6 +41,7 @@ struct kvm_x86_isolation {
 	struct list_head tasks;
 	struct kvm_io_bus *buses[KVM_NR_BUSES];
 	bool pic;			/* the in-kernel PIC is mapped */
+	bool dying;			/* no vCPU runs again: skip unmapping */
 	/*
 	 * Objects whose mapping may fail without failing anything else
 	 * (exits that need them fault instead): what is mapped.
@@ -337,6 +338,12 @@ void kvm_x86_isolation_vm_predestroy(struct kvm *kvm)
 			kvm_isolation_unmap(xi->iso, xi->buses[i]);
 		xi->buses[i] = NULL;
 	}
+	/*
+	 * From here the address space is never loaded again and goes as a
+	 * whole with the VM: unmapping each vCPU's objects one by one would
+	 * only cost a TLB flush each (minutes for a thousand vCPUs).
+	 */
+	xi->dying = true;
 	mutex_unlock(&xi->lock);
 }
 
@@ -535,9 +542,11 @@ void kvm_x86_isolation_vcpu_destroy(struct kvm_vcpu *vcpu)
 
 	if (!xi)
 		return;
-	kvm_x86_isolation_vcpu_objs(vcpu, o);
-	kvm_x86_isolation_unmap_objs(vcpu->kvm, o, ARRAY_SIZE(o));
-	kvm_x86_isolation_cpuid(vcpu, vcpu->arch.cpuid_entries, NULL, 0);
+	if (!xi->dying) {
+		kvm_x86_isolation_vcpu_objs(vcpu, o);
+		kvm_x86_isolation_unmap_objs(vcpu->kvm, o, ARRAY_SIZE(o));
+		kvm_x86_isolation_cpuid(vcpu, vcpu->arch.cpuid_entries, NULL, 0);
+	}
 	mutex_lock(&xi->lock);
 	if (vcpu->arch.isolation_task)
 		kvm_x86_isolation_put_task(xi, vcpu->arch.isolation_task);
