@@ -28,7 +28,7 @@ out=$TOP/boot-tests/kvm-selftests.baseline
 {
 	echo "# KVM selftests verdicts on the unmodified tree: linux-source-6.1"
 	echo "# $(make -s -C "$TREE" kernelversion), x86_64 guest on $(qemu-system-x86_64 --version | head -n 1),"
-	echo "# -cpu qemu64,+svm,+npt -smp 2 (single-threaded TCG), defconfigs/x86_64.config, 90 s per test."
+	echo "# -cpu qemu64,+svm,+npt -smp 2 (single-threaded TCG), defconfigs/x86_64.config, 90 s per test (180 s for dirty_log_perf_test and demand_paging_test)."
 	echo "# pass = exit 0, skip = exit 4, fail = anything else or the timeout."
 	sed -nE 's/^ok [0-9]+ (\S+) # SKIP.*/\1 skip/p; t; s/^ok [0-9]+ (\S+).*/\1 pass/p; s/^not ok [0-9]+ (\S+).*/\1 fail/p' "$ktap"
 } >"$out"
