@@ -67,7 +67,10 @@ boot arm64                arm64  arm64  $ARM64  kunit,kvm-smoke
 # KVM's own selftests against the baseline recorded on the unmodified tree,
 # isolation off and on.  Faults are expected on paths isolation does not
 # cover (nested guests...): log them without stacks.
+# max_guest_memory_test fills the guest's memory until the OOM killer stops
+# it, which prints a stack trace.
 SELFTESTS=(--baseline kvm-selftests="$TOP/boot-tests/kvm-selftests.baseline"
+	   --allow-trace "max_guest_memor invoked oom-killer"
 	   --timeout 3600 --test-timeout 3000)
 boot x86-selftests-isooff x86_64 x86_64-selftests $NPT kvm-selftests --append "pti=on" \
 	"${SELFTESTS[@]}"
