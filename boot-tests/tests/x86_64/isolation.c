@@ -104,6 +104,21 @@ bool cmdline_has(const char *param)
 	return false;
 }
 
+bool cmdline_value(const char *name, char *out, size_t len)
+{
+	char buf[4096], *tok, *save;
+	size_t n = strlen(name);
+
+	if (read_file("/proc/cmdline", buf, sizeof(buf)) < 0)
+		return false;
+	for (tok = strtok_r(buf, " \n", &save); tok; tok = strtok_r(NULL, " \n", &save))
+		if (!strncmp(tok, name, n) && tok[n] == '=') {
+			snprintf(out, len, "%s", tok + n + 1);
+			return true;
+		}
+	return false;
+}
+
 bool iso_expected(void)
 {
 	return cmdline_has("kvm.address_space_isolation=1") && cmdline_has("pti=on");

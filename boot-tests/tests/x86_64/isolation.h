@@ -7,6 +7,7 @@
 #define ASI_ISOLATION_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #define ISO_DIR "/sys/kernel/debug/kvm/isolation"
@@ -25,6 +26,8 @@ bool iso_reset_stats(void);
 int iso_fault_sites(void);
 /* Was @param=@value given on the kernel command line? */
 bool cmdline_has(const char *param);
+/* The value of @name=... on the kernel command line, into @out. */
+bool cmdline_value(const char *name, char *out, size_t len);
 /* Does /proc/cpuinfo list @flag? */
 bool cpu_has_flag(const char *flag);
 /* Is isolation expected to be on: asked for, and PTI not turned off. */

@@ -221,17 +221,11 @@ int main(int argc, char **argv)
 	int reps = 3;
 	int i, rep, ok;
 	struct guest probe;
-	char buf[4096], *p;
-	int fd = open("/proc/cmdline", O_RDONLY);
-	ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
+	char arg[64];
 
 	/* asi.bench=<seconds>,<repetitions> (make check runs a short one) */
-	if (fd >= 0)
-		close(fd);
-	buf[n > 0 ? n : 0] = 0;
-	p = strstr(buf, "asi.bench=");
-	if (p)
-		sscanf(p + strlen("asi.bench="), "%lf,%d", &secs, &reps);
+	if (cmdline_value("asi.bench", arg, sizeof(arg)))
+		sscanf(arg, "%lf,%d", &secs, &reps);
 	if (argc > 1)
 		secs = atof(argv[1]);
 	if (argc > 2)

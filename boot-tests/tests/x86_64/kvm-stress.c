@@ -189,18 +189,10 @@ static void *nmi_thread(void *arg)
 /* asi.stress=seconds,vcpus,nmis from the kernel command line, if given. */
 static void cmdline_args(int *seconds, int *nr, int *nmi, int *churn, int *replace)
 {
-	char buf[4096], *p;
-	int fd = open("/proc/cmdline", O_RDONLY);
-	ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
+	char arg[64];
 
-	if (fd >= 0)
-		close(fd);
-	if (n <= 0)
-		return;
-	buf[n] = 0;
-	p = strstr(buf, "asi.stress=");
-	if (p)
-		sscanf(p + strlen("asi.stress="), "%d,%d,%d,%d,%d", seconds, nr, nmi, churn, replace);
+	if (cmdline_value("asi.stress", arg, sizeof(arg)))
+		sscanf(arg, "%d,%d,%d,%d,%d", seconds, nr, nmi, churn, replace);
 }
 
 int main(int argc, char **argv)
