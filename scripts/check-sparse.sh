@@ -32,20 +32,19 @@ import re
 import sys
 
 diff, log, tree, out, files = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5:]
-added, new, cur = {}, set(), None
+added, new, cur, created = {}, set(), None, False
 for line in open(diff):
-    if line.startswith('+++ b/'):
+    if line.startswith('--- '):
+        created = line.startswith('--- /dev/null')
+    elif line.startswith('+++ b/'):
         cur = line[6:].strip()
         added.setdefault(cur, set())
-    elif line.startswith('--- /dev/null'):
-        new.add('pending')
+        if created:
+            new.add(cur)
     elif line.startswith('@@') and cur:
         m = re.search(r'\+(\d+)(?:,(\d+))?', line)
         start, count = int(m.group(1)), int(m.group(2) or 1)
         added[cur].update(range(start, start + count))
-    if line.startswith('+++ b/') and 'pending' in new:
-        new.discard('pending')
-        new.add(cur)
 
 findings = {}
 for line in open(log):
