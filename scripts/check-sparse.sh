@@ -25,26 +25,15 @@ cp -a "$BUILD/x86_64" "$obj"
 kmake x86_64 "$obj" C=2 W=1 $objs >"$obj/w1.log" 2>&1 ||
 	{ tail -20 "$obj/w1.log" >&2; die "the W=1 build failed: $obj/w1.log"; }
 
-# Lines the series added, per file, from the prepared tree's history.
-git -C "$TREE" diff -U0 pristine..asi >"$obj/series.diff"
-/usr/bin/python3 - "$obj/series.diff" "$obj/w1.log" "$TREE" "$out" $files <<'PY'
+/usr/bin/python3 - "$TOP/scripts" "$obj/w1.log" "$TREE" "$out" $files <<'PY'
 import re
 import sys
 
-diff, log, tree, out, files = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5:]
-added, new, cur, created = {}, set(), None, False
-for line in open(diff):
-    if line.startswith('--- '):
-        created = line.startswith('--- /dev/null')
-    elif line.startswith('+++ b/'):
-        cur = line[6:].strip()
-        added.setdefault(cur, set())
-        if created:
-            new.add(cur)
-    elif line.startswith('@@') and cur:
-        m = re.search(r'\+(\d+)(?:,(\d+))?', line)
-        start, count = int(m.group(1)), int(m.group(2) or 1)
-        added[cur].update(range(start, start + count))
+sys.path.insert(0, sys.argv[1])
+from series_diff import SeriesDiff
+
+log, tree, out, files = sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5:]
+series = SeriesDiff(tree)
 
 findings = {}
 for line in open(log):
@@ -52,7 +41,7 @@ for line in open(log):
     if not m:
         continue
     path, num = m.group(1), int(m.group(2))
-    if path in new or num in added.get(path, ()):
+    if series.ours(path, num):
         findings.setdefault(path, []).append(line.strip())
 
 # One case per C file, and one for the headers they include.

@@ -1046,7 +1046,16 @@ void kvm_isolation_ptdump(struct seq_file *m)
 EXPORT_SYMBOL_GPL(kvm_isolation_ptdump);
 #endif
 
-/* debugfs "ranges": every range of every instance. */
+/**
+ * kvm_isolation_ranges_show() - show every mapped range
+ * @m: the debugfs "ranges" file
+ * @v: unused
+ *
+ * One line per range of every address space: its owner, start and end,
+ * size and the page-table level it is copied at.
+ *
+ * Return: 0.
+ */
 int kvm_isolation_ranges_show(struct seq_file *m, void *v)
 {
 	struct kvm_isolation *iso;
@@ -1065,7 +1074,13 @@ int kvm_isolation_ranges_show(struct seq_file *m, void *v)
 	return 0;
 }
 
-/* debugfs "stats": sizes of the address spaces, against the kernel's own. */
+/**
+ * kvm_isolation_show_summary() - show the sizes of the address spaces
+ * @m: the debugfs "stats" file
+ *
+ * What the core and each VM map, and their page-table pages, against what
+ * the kernel itself maps.
+ */
 void kvm_isolation_show_summary(struct seq_file *m)
 {
 	struct kvm_isolation *iso;

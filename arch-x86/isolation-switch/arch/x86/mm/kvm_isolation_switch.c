@@ -180,7 +180,13 @@ void __kvm_isolation_nmi_exit(unsigned long cr3)
 }
 EXPORT_SYMBOL_GPL(__kvm_isolation_nmi_exit);
 
-/* Called from the IDTENTRY wrappers of interrupts and system vectors. */
+/**
+ * __kvm_isolation_interrupt() - leave isolation for an interrupt
+ *
+ * Called from the IDTENTRY wrappers of interrupts and system vectors,
+ * which arrive from kernel mode without switching CR3: the handler may
+ * touch any data.  Does nothing in the middle of a switch.
+ */
 void __kvm_isolation_interrupt(void)
 {
 	struct kvm_isolation_cpu *c = this_cpu_ptr(&kvm_isolation_cpu);
@@ -225,7 +231,11 @@ void kvm_isolation_get_stats(struct kvm_isolation_stats *sum)
 }
 EXPORT_SYMBOL_GPL(kvm_isolation_get_stats);
 
-/* debugfs "stats" takes 0 to start counting afresh. */
+/**
+ * kvm_isolation_reset_stats() - count afresh
+ *
+ * Zeroes every CPU's counters; writing 0 to debugfs "stats" does it.
+ */
 void kvm_isolation_reset_stats(void)
 {
 	int cpu;

@@ -49,10 +49,14 @@ struct kvm_x86_isolation {
 	struct xarray optional;
 };
 
-/*
- * Build the core address space once the vendor module is known: its code
- * and data are part of what every VM maps.  A failure leaves KVM working,
- * without isolation; kvm_isolation_setup() said why.
+/**
+ * kvm_x86_isolation_setup() - build the core address space
+ * @ops: the vendor module's init ops, whose code and data every VM maps
+ *
+ * Called at the end of kvm_arch_hardware_setup(), once the vendor module is
+ * known.  A failure leaves KVM working without isolation, and
+ * kvm.address_space_isolation reads back as 0; kvm_isolation_setup() said
+ * why.
  */
 void kvm_x86_isolation_setup(struct kvm_x86_init_ops *ops)
 {
@@ -61,15 +65,26 @@ void kvm_x86_isolation_setup(struct kvm_x86_init_ops *ops)
 		address_space_isolation = false;
 }
 
+/**
+ * kvm_x86_isolation_teardown() - free the core address space
+ *
+ * Called from kvm_arch_hardware_unsetup(), before the vendor module goes
+ * away.
+ */
 void kvm_x86_isolation_teardown(void)
 {
 	if (address_space_isolation)
 		kvm_isolation_teardown();
 }
 
-/*
+/**
+ * kvm_x86_isolation_vcpu_align() - alignment of vCPU objects
+ * @align: the vendor's alignment of its vCPU structure
+ *
  * With isolation, vCPU objects get pages of their own, so that mapping a
  * vCPU in its VM's address space never maps part of another VM's vCPU.
+ *
+ * Return: @align, or at least PAGE_SIZE with isolation on.
  */
 unsigned int kvm_x86_isolation_vcpu_align(unsigned int align)
 {
@@ -302,9 +317,12 @@ err_free:
 	return ret;
 }
 
-/*
- * The in-kernel PIC, whose port I/O KVM then handles inside isolation: its
- * state is all in struct kvm_pic.
+/**
+ * kvm_x86_isolation_irqchip() - map the in-kernel PIC
+ * @kvm: the VM, whose PIC was just created
+ *
+ * Reads of the PIC's ports are then handled inside isolation: its state is
+ * all in struct kvm_pic.  If mapping fails, its port I/O leaves isolation.
  */
 void kvm_x86_isolation_irqchip(struct kvm *kvm)
 {
@@ -321,7 +339,13 @@ void kvm_x86_isolation_irqchip(struct kvm *kvm)
 				    kvm->userspace_pid);
 }
 
-/* The VM's buses and devices go before it is destroyed, without telling us. */
+/**
+ * kvm_x86_isolation_vm_predestroy() - unmap what goes before the VM
+ * @kvm: the VM being destroyed
+ *
+ * The VM's buses and devices are freed before it, without telling us.
+ * From here the address space is never loaded again.
+ */
 void kvm_x86_isolation_vm_predestroy(struct kvm *kvm)
 {
 	struct kvm_x86_isolation *xi = kvm->arch.isolation;
@@ -347,7 +371,12 @@ void kvm_x86_isolation_vm_predestroy(struct kvm *kvm)
 	mutex_unlock(&xi->lock);
 }
 
-/* After the vCPUs: everything still mapped goes with the address space. */
+/**
+ * kvm_x86_isolation_vm_destroy() - free the VM's isolated address space
+ * @kvm: the VM being destroyed, after its vCPUs
+ *
+ * Everything still mapped goes with the address space.
+ */
 void kvm_x86_isolation_vm_destroy(struct kvm *kvm)
 {
 	struct kvm_x86_isolation *xi = kvm->arch.isolation;
@@ -388,7 +417,16 @@ static void kvm_x86_isolation_unmap_optional(struct kvm *kvm, const void *ptr)
 		kvm_isolation_unmap(xi->iso, ptr);
 }
 
-/* Mapped memslots follow the committed ones; the old one is freed next. */
+/**
+ * kvm_x86_isolation_memslot() - follow a committed memslot change
+ * @kvm: the VM
+ * @old: the memslot replaced or deleted, freed next; unused for a creation
+ * @new: the memslot now in use; unused for a deletion
+ * @change: what changed
+ *
+ * A memslot that cannot be mapped is reported; exits that use it fault and
+ * leave isolation.
+ */
 void kvm_x86_isolation_memslot(struct kvm *kvm, const struct kvm_memory_slot *old,
 			       const struct kvm_memory_slot *new,
 			       enum kvm_mr_change change)
@@ -444,11 +482,14 @@ static int kvm_x86_isolation_get_task(struct kvm_x86_isolation *xi, struct task_
 	return 0;
 }
 
-/*
- * Before KVM_RUN enters isolation: the running task must be mapped.  A
- * vCPU may be run by different tasks over its life; the task that ran it
- * last stays mapped (and held) until another one takes over or the vCPU
- * goes away.
+/**
+ * kvm_x86_isolation_vcpu_run() - map the task that runs a vCPU
+ * @vcpu: the vCPU about to run
+ *
+ * Called by KVM_RUN before it enters isolation.  A vCPU may be run by
+ * different tasks over its life; the task that ran it last stays mapped
+ * (and held) until another one takes over or the vCPU goes away.  If the
+ * task cannot be mapped, the vCPU runs without isolation.
  */
 void kvm_x86_isolation_vcpu_run(struct kvm_vcpu *vcpu)
 {
@@ -469,7 +510,13 @@ void kvm_x86_isolation_vcpu_run(struct kvm_vcpu *vcpu)
 	mutex_unlock(&xi->lock);
 }
 
-/* Enter before VM-entry, when the running task is mapped. */
+/**
+ * kvm_x86_isolation_enter() - enter the VM's isolated address space
+ * @vcpu: the vCPU about to enter the guest
+ *
+ * Called before VM-entry with interrupts off; does nothing if the running
+ * task is not mapped.
+ */
 void kvm_x86_isolation_enter(struct kvm_vcpu *vcpu)
 {
 	struct kvm_x86_isolation *xi = vcpu->kvm->arch.isolation;
@@ -478,7 +525,12 @@ void kvm_x86_isolation_enter(struct kvm_vcpu *vcpu)
 		kvm_isolation_enter(xi->iso);
 }
 
-/* A VM-exit was handled: count whether it was handled inside. */
+/**
+ * kvm_x86_isolation_vmexit_done() - count a handled VM-exit
+ * @vcpu: the vCPU whose VM-exit was handled
+ *
+ * Counts whether the exit was handled inside isolation or not.
+ */
 void kvm_x86_isolation_vmexit_done(struct kvm_vcpu *vcpu)
 {
 	struct kvm_x86_isolation *xi = vcpu->kvm->arch.isolation;
@@ -487,9 +539,15 @@ void kvm_x86_isolation_vmexit_done(struct kvm_vcpu *vcpu)
 		kvm_isolation_count_vmexit(kvm_isolation_active(xi->iso));
 }
 
-/*
+/**
+ * kvm_x86_isolation_io() - leave before an in-kernel device handles I/O
+ * @vcpu: the vCPU doing the I/O
+ * @bus_idx: the I/O bus
+ * @addr: the port or guest physical address
+ * @in: true for a read
+ *
  * I/O that an in-kernel device handles may touch any data (an ioeventfd
- * wakes up another task, for one): leave first.  Reads of the PIC stay
+ * wakes up another task, for one), so leave first.  Reads of the PIC stay
  * inside, its state is mapped; writes may go on to IRQ routing and
  * notifiers, and leave.
  */
@@ -527,6 +585,16 @@ static void kvm_x86_isolation_vcpu_objs(struct kvm_vcpu *vcpu, struct kvm_isolat
 
 #define KVM_X86_ISOLATION_VCPU_OBJS 6
 
+/**
+ * kvm_x86_isolation_vcpu_create() - map a new vCPU's data
+ * @vcpu: the vCPU, fully created
+ *
+ * Maps the run page, the PIO page, the local APIC and its registers, the
+ * emulator context and the guest FPU state; the vendor maps its part in
+ * its own vcpu_create.
+ *
+ * Return: 0 or a negative error, with nothing mapped.
+ */
 int kvm_x86_isolation_vcpu_create(struct kvm_vcpu *vcpu)
 {
 	struct kvm_isolation_obj o[KVM_X86_ISOLATION_VCPU_OBJS];
@@ -535,6 +603,13 @@ int kvm_x86_isolation_vcpu_create(struct kvm_vcpu *vcpu)
 	return kvm_x86_isolation_map_objs(vcpu->kvm, o, ARRAY_SIZE(o), "vCPU");
 }
 
+/**
+ * kvm_x86_isolation_vcpu_destroy() - unmap a vCPU's data
+ * @vcpu: the vCPU being destroyed
+ *
+ * Unmaps the vCPU's data, unless the whole address space is about to go,
+ * and drops its use of the task that ran it last.
+ */
 void kvm_x86_isolation_vcpu_destroy(struct kvm_vcpu *vcpu)
 {
 	struct kvm_x86_isolation *xi = vcpu->kvm->arch.isolation;
@@ -554,7 +629,16 @@ void kvm_x86_isolation_vcpu_destroy(struct kvm_vcpu *vcpu)
 	mutex_unlock(&xi->lock);
 }
 
-/* KVM_SET_CPUID replaces the table CPUID exits read. */
+/**
+ * kvm_x86_isolation_cpuid() - follow a replaced CPUID table
+ * @vcpu: the vCPU
+ * @old: the table being replaced, freed next, or NULL
+ * @new: the new table, or NULL
+ * @nent: the number of entries of @new
+ *
+ * CPUID exits read the table, so KVM_SET_CPUID maps the new one and
+ * unmaps the old one.
+ */
 void kvm_x86_isolation_cpuid(struct kvm_vcpu *vcpu, struct kvm_cpuid_entry2 *old,
 			     struct kvm_cpuid_entry2 *new, int nent)
 {
