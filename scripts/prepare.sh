@@ -58,9 +58,16 @@ commit_index() {
 }
 
 # git apply the patch file $2 (for error messages: component $1) to the index.
+# When it does not apply, the entries before it are left on branch
+# "partial" to refresh it against.
 apply_to_index() {
 	if ! git_t apply --cached --whitespace=nowarn "$2" 2>"$BUILD/apply.err"; then
 		sed 's/^/    /' "$BUILD/apply.err" >&2
+		git_t update-ref refs/heads/partial "$parent"
+		rm -f "$BUILD/linux.prepared"
+		echo "    the entries before it are on branch 'partial' of $TREE; to refresh it:" >&2
+		echo "      git -C $TREE checkout -f partial && git -C $TREE apply --reject $2" >&2
+		echo "      (resolve the .rej files), then: scripts/refresh-patch.sh $1/${2##*/}" >&2
 		die "patch $1/${2##*/} does not apply to the pristine tree plus the entries before it"
 	fi
 }
@@ -140,6 +147,7 @@ main() {
 	# Switching from the old tip rewrites only the files that differ.
 	git_t checkout -q -f asi
 	git_t clean -q -d -f -x
+	git_t update-ref -d refs/heads/partial 2>/dev/null || true
 	echo "$want" >"$BUILD/linux.prepared"
 	say "kernel tree ready: $(git_t log -1 --format=%s pristine) + $n commits"
 }

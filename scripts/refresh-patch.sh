@@ -3,7 +3,9 @@
 # Developer tool: after editing files in the prepared tree (build/linux),
 # rewrite the diff of one of our patches from the tree, keeping its header
 # and message.  The diff is taken against the tree's commit made from the
-# entry before it in the series, for the files the patch touches.
+# entry before it in the series, for the files the patch touches: on the
+# checked-out branch, asi normally, or partial when a patch did not apply
+# (see README, "A new Debian point release").
 # usage: refresh-patch.sh <component>/<entry>      (a .patch or an overlay's .patch)
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -25,8 +27,8 @@ for c in $COMPONENTS; do
 		n=$((n + 1))
 	done <"$TOP/$c/series"
 done
-prev=$(git -C "$TREE" rev-list --reverse pristine..asi | sed -n "${n}p")
-[ -n "$prev" ] || prev=pristine
+[ "$n" = 0 ] || prev=$(git -C "$TREE" rev-list --reverse pristine..HEAD | sed -n "${n}p")
+[ -n "$prev" ] || die "the prepared tree has fewer commits than the series (run 'make prepare')"
 
 files=$(sed -n 's|^diff --git a/\([^ ]*\) b/.*|\1|p' "$file")
 [ -n "$files" ] || die "$file touches no file"
