@@ -61,6 +61,10 @@ static atomic_long_t iso_total_ptpages;
 DEFINE_STATIC_KEY_FALSE(kvm_isolation_enabled);
 EXPORT_SYMBOL_GPL(kvm_isolation_enabled);
 
+/* The switch's per-CPU state; the core maps it in every address space. */
+DEFINE_PER_CPU_PAGE_ALIGNED(struct kvm_isolation_cpu, kvm_isolation_cpu);
+EXPORT_PER_CPU_SYMBOL_GPL(kvm_isolation_cpu);
+
 /* Flags ignored when comparing entries: the CPU sets them. */
 #define ISO_HW_BITS	(_PAGE_ACCESSED | _PAGE_DIRTY)
 

@@ -33,9 +33,6 @@
 
 #include "kvm_isolation.h"
 
-DEFINE_PER_CPU_PAGE_ALIGNED(struct kvm_isolation_cpu, kvm_isolation_cpu);
-EXPORT_PER_CPU_SYMBOL_GPL(kvm_isolation_cpu);
-
 /* Dump the stack with each newly seen isolation fault. */
 bool kvm_isolation_page_fault_stack = true;
 EXPORT_SYMBOL_GPL(kvm_isolation_page_fault_stack);
