@@ -26,10 +26,11 @@ done
 rm -rf "$RESULTS"
 mkdir -p "$RESULTS"
 say "checkpatch --strict on the series, documentation, kernel-doc, sparse and W=1"
+"$TOP/scripts/check-apply.sh" || true
 "$TOP/scripts/checkpatch.sh" || true
 "$TOP/scripts/check-docs.sh" || true
 "$TOP/scripts/check-sparse.sh" || true
-BOOTS+=("$RESULTS/checkpatch.ktap" "$RESULTS/docs.ktap" "$RESULTS/kernel-doc.ktap" "$RESULTS/sparse.ktap")
+BOOTS+=("$RESULTS/apply.ktap" "$RESULTS/checkpatch.ktap" "$RESULTS/docs.ktap" "$RESULTS/kernel-doc.ktap" "$RESULTS/sparse.ktap")
 
 NPT=qemu64,+svm,+npt
 SHADOW=qemu64,+svm
