@@ -1,23 +1,23 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
 # Run the kernel's checkpatch.pl --strict on every patch of the series, as
-# format-patch emits it, and write the verdicts as KTAP to
+# `make series` emits it, and write the verdicts as KTAP to
 # build/results/checkpatch.ktap (one case per patch).  Findings listed in
 # checkpatch.exceptions, and named in the patch's message, are ignored.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-"$TOP/scripts/format-patch.sh" >/dev/null
+"$TOP/scripts/series.sh" --quiet
 mkdir -p "$RESULTS"
 # checkpatch runs spdxcheck.py with the system's python3 and its python3-ply.
 export PATH=/usr/bin:/bin:$PATH
-patches=("$BUILD"/patches/0*.patch)
+patches=("$BUILD"/series/0*.patch)
 out=$RESULTS/checkpatch.ktap
 rc=0
 {
 	echo "KTAP version 1"
 	echo "# checkpatch"
-	echo "1..$(ls "$BUILD"/patches/0*.patch | grep -vc cover-letter)"
+	echo "1..$(ls "$BUILD"/series/0*.patch | grep -vc cover-letter)"
 } >"$out"
 i=0
 for p in "${patches[@]}"; do
