@@ -6,6 +6,7 @@
 # in the final .config and a missing one fails the build.
 #
 # usage: config.sh <kernel>      kernel: x86_64 | x86_64-noasi | x86_64-pristine | arm64
+#                                        | cross/<arch> (cross-check.sh's KVM builds)
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -16,7 +17,9 @@ x86_64)       arch=x86_64; frags="defconfigs/x86_64.config Kconfig.fragment" ;;
 x86_64-noasi) arch=x86_64; frags="defconfigs/x86_64.config Kconfig.fragment defconfigs/noasi.config" ;;
 x86_64-pristine) arch=x86_64; frags="defconfigs/x86_64.config" ;;	# the tree without our series
 arm64)        arch=arm64;  frags="defconfigs/arm64.config" ;;
-*) die "unknown kernel '$kernel' (x86_64, x86_64-noasi, x86_64-pristine, arm64)" ;;
+cross/*)      arch=${kernel#cross/}; frags="defconfigs/cross/$arch.config"
+	[ -f "$TOP/$frags" ] || die "no fragment $frags for '$kernel'" ;;
+*) die "unknown kernel '$kernel' (x86_64, x86_64-noasi, x86_64-pristine, arm64, cross/<arch>)" ;;
 esac
 
 mkdir -p "$obj"
@@ -26,7 +29,7 @@ if [ -f "$obj/.config" ] && [ "$(cat "$obj/.asi-config-stamp" 2>/dev/null)" = "$
 fi
 
 say "configuring $kernel: tinyconfig + $frags"
-kmake "$arch" "$obj" -s tinyconfig >/dev/null 2>&1
+kmake "$arch" "$obj" -s tinyconfig >/dev/null 2>&1 || die "make tinyconfig failed for $kernel"
 (cd "$TOP" && "$TREE/scripts/kconfig/merge_config.sh" -m -O "$obj" "$obj/.config" $frags) >"$obj/merge_config.log" 2>&1 ||
 	{ cat "$obj/merge_config.log" >&2; die "merge_config.sh failed for $kernel"; }
 kmake "$arch" "$obj" -s olddefconfig >/dev/null

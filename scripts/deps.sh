@@ -1,7 +1,11 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
 # Install what the build and the QEMU tests need; idempotent and quiet when
-# everything is already there.
+# everything is already there.  With --cross, only Debian's cross compilers
+# for the given architectures (cross-check.sh; not part of the default set).
+#
+# usage: deps.sh
+#        deps.sh --cross <arch>...     arch: arm64 riscv64 s390x powerpc64le mips64
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -10,26 +14,46 @@ libncurses-dev cpio xz-utils gzip gcc-aarch64-linux-gnu libc6-dev-arm64-cross
 qemu-system-x86 qemu-system-arm busybox-static ccache sparse python3 python3-ply python3-git python3-docutils git
 perl file kmod"
 
-missing=
-for p in $PACKAGES; do
-	dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q '^install ok installed$' ||
-		missing="$missing $p"
-done
+# Install those of the packages given that are missing, with apt.
+# usage: install_missing <package>...
+install_missing() {
+	local p missing=
+	for p in "$@"; do
+		dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q '^install ok installed$' ||
+			missing="$missing $p"
+	done
 
-SUDO=
-if [ "$(id -u)" != 0 ]; then
-	command -v sudo >/dev/null || die "not root and no sudo: install as root:$missing"
-	SUDO=sudo
+	SUDO=
+	if [ "$(id -u)" != 0 ]; then
+		command -v sudo >/dev/null || die "not root and no sudo: install as root:$missing"
+		SUDO=sudo
+	fi
+
+	if [ -n "$missing" ]; then
+		say "installing with apt:$missing"
+		$SUDO apt-get update -q ||
+			die "apt-get update failed; check the network and /etc/apt/sources.list"
+		# shellcheck disable=SC2086
+		DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends $missing ||
+			die "apt-get install failed for:$missing"
+	fi
+}
+
+if [ "${1:-}" = --cross ]; then
+	shift
+	[ $# -gt 0 ] || die "usage: deps.sh --cross <arch>..."
+	pkgs=()
+	for arch in "$@"; do
+		cross=$(cross_prefix "$arch")
+		[ -n "$cross" ] || die "no cross compiler for '$arch' (arm64 riscv64 s390x powerpc64le mips64)"
+		pkgs+=("gcc-${cross%-}")
+	done
+	install_missing "${pkgs[@]}"
+	exit 0
 fi
 
-if [ -n "$missing" ]; then
-	say "installing with apt:$missing"
-	$SUDO apt-get update -q ||
-		die "apt-get update failed; check the network and /etc/apt/sources.list"
-	# shellcheck disable=SC2086
-	DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends $missing ||
-		die "apt-get install failed for:$missing"
-fi
+# shellcheck disable=SC2086
+install_missing $PACKAGES
 
 [ -r "$SRC_TARBALL" ] || die "$SRC_TARBALL missing although linux-source-6.1 is installed"
 

@@ -15,13 +15,37 @@ say()  { printf '==> %s\n' "$*"; }
 warn() { printf 'warning: %s\n' "$*" >&2; }
 die()  { printf 'error: %s\n' "$*" >&2; exit 1; }
 
-# Kernel make in the prepared tree, out of tree, through ccache.
+# The architectures we build, by their Debian/uname name: the kernel's
+# ARCH= for each, and the CROSS_COMPILE= prefix of Debian's cross compiler
+# (package gcc-<prefix without its last dash>); x86_64 is the host's gcc.
+kernel_arch() {
+	case "$1" in
+	riscv64)     echo riscv ;;
+	s390x)       echo s390 ;;
+	powerpc64le) echo powerpc ;;
+	mips64)      echo mips ;;
+	*)           echo "$1" ;;
+	esac
+}
+cross_prefix() {
+	case "$1" in
+	arm64)       echo aarch64-linux-gnu- ;;
+	riscv64)     echo riscv64-linux-gnu- ;;
+	s390x)       echo s390x-linux-gnu- ;;
+	powerpc64le) echo powerpc64le-linux-gnu- ;;
+	mips64)      echo mips64el-linux-gnuabi64- ;;	# Loongson64 is little endian
+	esac
+}
+
+# Kernel make in the prepared tree, out of tree, through ccache.  ccache sees
+# paths relative to the object directory (CCACHE_BASEDIR), so a tree and
+# object directory side by side elsewhere under build/ share its results.
 # usage: kmake <arch> <objdir> [make args...]
 kmake() {
-	local arch=$1 obj=$2 cross=
+	local arch=$1 obj=$2 cross
 	shift 2
-	[ "$arch" = arm64 ] && cross=aarch64-linux-gnu-
-	make -C "$TREE" O="$obj" ARCH="$arch" CROSS_COMPILE="$cross" \
+	cross=$(cross_prefix "$arch")
+	CCACHE_BASEDIR=$BUILD make -C "$TREE" O="$obj" ARCH="$(kernel_arch "$arch")" CROSS_COMPILE="$cross" \
 		CC="ccache ${cross}gcc" HOSTCC="ccache gcc" \
 		LOCALVERSION= DEBIAN_KERNEL_NO_CC_VERSION_CHECK=1 \
 		KBUILD_BUILD_TIMESTAMP='2026-01-01' KBUILD_BUILD_USER=kvm-asi \
