@@ -5,6 +5,9 @@
 #                        x86_64 kernel, boot it in QEMU and run the smoke test
 #   make check           build both architectures and run every test
 #   make bench           what isolation costs per exit class (off against on)
+#   make series          the series as git format-patch output in build/series/
+#   make check-series    checkpatch, sparse, W=1, kernel-doc, a build after each patch
+#   make cross-check     KVM still builds on arm64, riscv64, s390x, powerpc64le, mips64
 #   make help            everything else
 
 SHELL := /bin/bash
@@ -12,7 +15,8 @@ S     := scripts
 ARCH  ?= x86_64
 
 .PHONY: all bench deps prepare kernel-x86_64 kernel-x86_64-noasi kernel-arm64 selftests \
-	check menuconfig patches checkpatch sparse selftests-baseline clean distclean help
+	check menuconfig series check-series cross-check checkpatch sparse docs bisect-build \
+	selftests-baseline clean distclean help
 
 all:
 	@$(S)/main.sh
@@ -40,9 +44,19 @@ selftests: kernel-x86_64
 menuconfig: prepare
 	@$(S)/menuconfig.sh $(ARCH)
 
-# The series as git format-patch output in build/patches/, ready to mail.
-patches: prepare
-	@$(S)/format-patch.sh
+# The series as git format-patch output in build/series/, with a cover
+# letter, ready to mail (PREFIX="PATCH v2" changes the subject prefix).
+series: prepare
+	@$(S)/series.sh
+
+# Everything a reviewer's robot would run on the series (see the script).
+check-series:
+	@$(S)/check-series.sh
+
+# KVM objects and a final link on every other architecture with KVM in 6.1
+# (installs the cross compilers it needs).  ARCHS="riscv64 s390x" for some.
+cross-check: prepare
+	@$(S)/cross-check.sh $(ARCHS)
 
 # checkpatch.pl --strict on every patch of the series.
 checkpatch: prepare
@@ -52,13 +66,21 @@ checkpatch: prepare
 sparse: kernel-x86_64
 	@$(S)/check-sparse.sh
 
+# The documentation page and the kernel-doc of everything the series touches.
+docs: prepare
+	@$(S)/check-docs.sh
+
+# The x86_64 kernel built after each patch of the series, in order.
+bisect-build: prepare
+	@$(S)/bisect-build.sh
+
 # Re-record the KVM selftests baseline (see boot-tests/README.md first).
 selftests-baseline: selftests
 	@$(S)/selftests-baseline.sh
 
 clean:
 	rm -rf build/x86_64 build/x86_64-noasi build/x86_64-w1 build/arm64 build/tests build/initramfs \
-		build/selftests build/results build/patches
+		build/selftests build/results build/series build/each build/cross
 
 distclean:
 	rm -rf build
@@ -66,5 +88,6 @@ distclean:
 help:
 	@sed -n 's/^#   \{0,1\}//p' Makefile | sed -n '1,/^$$/p'
 	@echo "Targets: all check bench deps prepare kernel-{x86_64,x86_64-noasi,arm64} selftests"
-	@echo "         menuconfig [ARCH=x86_64|arm64] patches checkpatch sparse selftests-baseline"
+	@echo "         menuconfig [ARCH=x86_64|arm64] series check-series cross-check"
+	@echo "         checkpatch sparse docs bisect-build selftests-baseline"
 	@echo "         clean distclean"
