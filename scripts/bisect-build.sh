@@ -20,8 +20,6 @@ wt=$each/linux
 obj=$each/x86_64
 out=$RESULTS/bisect.ktap
 
-git_t() { git -C "$TREE" "$@"; }
-
 "$TOP/scripts/config.sh" x86_64		# the configuration every step starts from
 mkdir -p "$each" "$RESULTS"
 if ! git -C "$wt" rev-parse -q --verify HEAD >/dev/null 2>&1; then
@@ -65,9 +63,9 @@ for c in "${commits[@]}"; do
 		printf '# %ss, %s\nok %d %s\n' "$secs" "$iso" "$i" "$subject" >>"$out"
 	else
 		printf '    [%d/%d] FAILED  %4ss  %s (%s); log: %s\n' "$i" "$n" "$secs" "$subject" "$iso" "$log"
-		{ echo "${warnings:-$(tail -n 20 "$log")}" | head -n 20 | sed 's/^/    /'; } >&2
-		{ echo "${warnings:-$(tail -n 20 "$log")}" | head -n 20 | sed 's/^/# /'
-		  echo "not ok $i $subject"; } >>"$out"
+		detail=$(echo "${warnings:-$(tail -n 20 "$log")}" | head -n 20)
+		sed 's/^/    /' <<<"$detail" >&2
+		{ sed 's/^/# /' <<<"$detail"; echo "not ok $i $subject"; } >>"$out"
 		rc=1
 	fi
 done

@@ -10,15 +10,8 @@ set -euo pipefail
 
 out=$RESULTS/apply.ktap
 mkdir -p "$RESULTS"
-mapfile -t commits < <(git -C "$TREE" rev-list --reverse pristine..asi)
-entries=()
-for comp in $COMPONENTS; do
-	[ -f "$TOP/$comp/series" ] || continue
-	while read -r e; do
-		case "$e" in ''|'#'*) continue ;; esac
-		entries+=("$comp/$e")
-	done <"$TOP/$comp/series"
-done
+mapfile -t commits < <(git_t rev-list --reverse pristine..asi)
+mapfile -t entries < <(series_entries)
 [ ${#entries[@]} = ${#commits[@]} ] ||
 	die "the prepared tree has ${#commits[@]} commits for ${#entries[@]} series entries (run 'make prepare')"
 
@@ -37,7 +30,7 @@ for k in "${!entries[@]}"; do
 	if [ -f "$p" ]; then
 		rm -rf "$tmp" && mkdir -p "$tmp"
 		# shellcheck disable=SC2046
-		git -C "$TREE" archive "$prev" -- $(sed -n 's|^diff --git a/\([^ ]*\) b/.*|\1|p' "$p") |
+		git_t archive "$prev" -- $(patch_files "$p") |
 			tar -x -C "$tmp"
 		if report=$(cd "$tmp" && patch -p1 --dry-run -F0 <"$p" 2>&1) &&
 		   ! grep -qi 'offset\|fuzz' <<<"$report"; then

@@ -13,15 +13,7 @@ start=$(date +%s)
 "$TOP/scripts/deps.sh"
 "$TOP/scripts/prepare.sh"
 "$TOP/scripts/build-kernel.sh" x86_64
-BOOTS=("$RESULTS/apply.ktap" "$RESULTS/checkpatch.ktap" "$RESULTS/sparse.ktap"
-       "$RESULTS/docs.ktap" "$RESULTS/kernel-doc.ktap" "$RESULTS/bisect.ktap")
-mkdir -p "$RESULTS"
-rm -f "${BOOTS[@]}"		# a check that dies early must not leave an old verdict
 "$TOP/scripts/series.sh"
-"$TOP/scripts/check-apply.sh" || true
-"$TOP/scripts/checkpatch.sh" || true
-"$TOP/scripts/check-sparse.sh" || true
-"$TOP/scripts/check-docs.sh" || true
-"$TOP/scripts/bisect-build.sh" || true
+series_checks
 say "make check-series took $(( $(date +%s) - start ))s"
 summarize

@@ -30,14 +30,9 @@ mkdir -p "$RESULTS"
 # does it (the other architectures' compilers and cold builds would add
 # about 12 minutes on a fresh machine; README, "Sending the series").
 say "the series: applies exactly, checkpatch --strict, documentation, kernel-doc, sparse and W=1"
-"$TOP/scripts/check-apply.sh" || true
-"$TOP/scripts/checkpatch.sh" || true
-"$TOP/scripts/check-docs.sh" || true
-"$TOP/scripts/check-sparse.sh" || true
-"$TOP/scripts/bisect-build.sh" || true
+series_checks
 "$TOP/scripts/cross-check.sh" arm64 || true
-BOOTS+=("$RESULTS/apply.ktap" "$RESULTS/checkpatch.ktap" "$RESULTS/docs.ktap" "$RESULTS/kernel-doc.ktap"
-	"$RESULTS/sparse.ktap" "$RESULTS/bisect.ktap" "$RESULTS/cross-check.ktap")
+BOOTS+=("$RESULTS/cross-check.ktap")
 
 NPT=qemu64,+svm,+npt
 SHADOW=qemu64,+svm

@@ -27,11 +27,10 @@ for arch in "${arches[@]}"; do
 done
 
 # Install the compiler if missing, configure and build one architecture,
-# everything logged to build/cross/<arch>/build.log; non-zero on failure.
-# arm64 is the kernel make check boots, built in build/arm64 (its log stays
-# in build/cross/arm64).
+# everything logged to $2; non-zero on failure.  arm64 is the kernel make
+# check boots, built in build/arm64.
 check_arch() {
-	local arch=$1 obj=$BUILD/cross/$1 kernel=cross/$1 karch cross log out start
+	local arch=$1 log=$2 obj=$BUILD/cross/$1 kernel=cross/$1 karch cross out start
 
 	if [ "$arch" = arm64 ]; then
 		obj=$BUILD/arm64
@@ -40,7 +39,6 @@ check_arch() {
 
 	karch=$(kernel_arch "$arch")
 	cross=$(cross_prefix "$arch")
-	log=$BUILD/cross/$arch/build.log
 	mkdir -p "$obj" "${log%/*}"
 	: >"$log"
 
@@ -51,8 +49,8 @@ check_arch() {
 		return 1
 	fi
 	if [ -n "$out" ]; then
-		echo "$out" >"$obj/install.log"
-		say "$arch: installed gcc-${cross%-} in $(($(date +%s) - start))s (log: ${obj#"$TOP"/}/install.log)"
+		echo "$out" >"${log%/*}/install.log"
+		say "$arch: installed gcc-${cross%-} in $(($(date +%s) - start))s (log: ${log%/*}/install.log)"
 	fi
 
 	cc_version=$("${cross}gcc" --version | head -1)
@@ -87,19 +85,17 @@ for arch in "${arches[@]}"; do
 	log=$BUILD/cross/$arch/build.log
 	start=$(date +%s)
 	cc_version=
-	if check_arch "$arch"; then
+	if check_arch "$arch" "$log"; then
 		secs=$(($(date +%s) - start))
 		echo "# $arch: $cc_version, ${secs}s" >>"$out"
 		echo "ok $i $arch" >>"$out"
 		report+=("$(printf '%-12s %-7s %s' "$arch" ok "KVM objects + vmlinux in ${secs}s")")
 	else
 		failed=$((failed + 1))
-		grep -E 'error:|Error [0-9]+|asked for|undefined reference' "$log" | head -8 |
-			sed 's/^/# /' >>"$out" || true
-		echo "not ok $i $arch" >>"$out"
+		detail=$(grep -E 'error:|Error [0-9]+|asked for|undefined reference' "$log" | head -8 || true)
+		{ sed 's/^/# /' <<<"$detail"; echo "not ok $i $arch"; } >>"$out"
 		report+=("$(printf '%-12s %-7s %s' "$arch" FAILED "(see ${log#"$TOP"/})")")
-		grep -E 'error:|Error [0-9]+|asked for|undefined reference' "$log" | head -8 |
-			sed 's/^/    /' >&2 || true
+		sed 's/^/    /' <<<"$detail" >&2
 	fi
 done
 

@@ -12,8 +12,27 @@ NPROC=$(nproc)
 COMPONENTS="virt-kvm arch-x86 arch-arm64-stubs"
 
 say()  { printf '==> %s\n' "$*"; }
+git_t() { git -C "$TREE" "$@"; }
 warn() { printf 'warning: %s\n' "$*" >&2; }
 die()  { printf 'error: %s\n' "$*" >&2; exit 1; }
+
+# The entries of the series in the order they apply, one "<component>/<entry>"
+# a line; the prepared tree has one commit for each, in the same order.
+series_entries() {
+	local comp entry
+	for comp in $COMPONENTS; do
+		[ -f "$TOP/$comp/series" ] || continue
+		while read -r entry; do
+			case "$entry" in ''|'#'*) continue ;; esac
+			echo "$comp/$entry"
+		done <"$TOP/$comp/series"
+	done
+}
+
+# The files a patch file changes.
+patch_files() {
+	sed -n 's|^diff --git a/\([^ ]*\) b/.*|\1|p' "$1"
+}
 
 # The architectures we build, by their Debian/uname name: the kernel's
 # ARCH= for each, and the CROSS_COMPILE= prefix of Debian's cross compiler
@@ -73,6 +92,23 @@ boot() {
 summarize() {
 	say "summary"
 	"$TOP/boot-tests/summarize.py" "${BOOTS[@]}"
+}
+
+# The checks of the series itself, for `make check` and `make check-series`:
+# applies exactly, checkpatch, docs and kernel-doc, sparse and W=1, a build
+# after each patch.  Their KTAP files join BOOTS.
+series_checks() {
+	local k
+	mkdir -p "$RESULTS"
+	for k in apply checkpatch docs kernel-doc sparse bisect; do
+		rm -f "$RESULTS/$k.ktap"	# a check that dies early leaves no old verdict
+		BOOTS+=("$RESULTS/$k.ktap")
+	done
+	"$TOP/scripts/check-apply.sh" || true
+	"$TOP/scripts/checkpatch.sh" || true
+	"$TOP/scripts/check-docs.sh" || true
+	"$TOP/scripts/check-sparse.sh" || true
+	"$TOP/scripts/bisect-build.sh" || true
 }
 
 # What `make` and `make bench` start with: dependencies, the prepared tree,

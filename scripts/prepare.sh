@@ -14,8 +14,6 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-git_t() { git -C "$TREE" "$@"; }
-
 tarball_id() { stat -L -c '%n %s %Y' "$SRC_TARBALL"; }
 
 inputs_hash() {
@@ -127,20 +125,16 @@ main() {
 	export GIT_COMMITTER_DATE="2026-01-01T00:00:00Z" GIT_AUTHOR_DATE="2026-01-01T00:00:00Z"
 	git_t read-tree pristine
 	parent=$(git_t rev-parse pristine)
-	local comp entry n=0
-	for comp in $COMPONENTS; do
-		[ -f "$TOP/$comp/series" ] || continue
-		while read -r entry; do
-			case "$entry" in ''|'#'*) continue ;; esac
-			n=$((n + 1))
-			printf '    %s/%s\n' "$comp" "$entry"
-			if [ -d "$TOP/$comp/$entry" ]; then
-				apply_overlay "$comp" "$entry"
-			else
-				apply_patch "$comp" "$entry"
-			fi
-		done <"$TOP/$comp/series"
-	done
+	local e n=0
+	while read -r e; do
+		n=$((n + 1))
+		printf '    %s\n' "$e"
+		if [ -d "$TOP/$e" ]; then
+			apply_overlay "${e%%/*}" "${e#*/}"
+		else
+			apply_patch "${e%%/*}" "${e#*/}"
+		fi
+	done < <(series_entries)
 	rm -f "$GIT_INDEX_FILE"
 	unset GIT_INDEX_FILE
 	git_t update-ref refs/heads/asi "$parent"

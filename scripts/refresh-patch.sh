@@ -20,17 +20,14 @@ file=$TOP/$comp/$name.patch
 # The commit made from the entry before this one: walk the series in order.
 prev=pristine
 n=0
-for c in $COMPONENTS; do
-	while read -r e; do
-		case "$e" in ''|'#'*) continue ;; esac
-		[ "$c/${e%.patch}" = "$comp/$name" ] && break 2
-		n=$((n + 1))
-	done <"$TOP/$c/series"
-done
+while read -r e; do
+	[ "${e%.patch}" = "$comp/$name" ] && break
+	n=$((n + 1))
+done < <(series_entries)
 [ "$n" = 0 ] || prev=$(git -C "$TREE" rev-list --reverse pristine..HEAD | sed -n "${n}p")
 [ -n "$prev" ] || die "the prepared tree has fewer commits than the series (run 'make prepare')"
 
-files=$(sed -n 's|^diff --git a/\([^ ]*\) b/.*|\1|p' "$file")
+files=$(patch_files "$file")
 [ -n "$files" ] || die "$file touches no file"
 # shellcheck disable=SC2086
 diff=$(git -C "$TREE" diff "$prev" -- $files)

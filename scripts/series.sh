@@ -13,8 +13,6 @@ PREFIX=${PREFIX:-RFC PATCH}
 out=$BUILD/series
 quiet=${1:-}
 
-git_t() { git -C "$TREE" "$@"; }
-
 n=$(git_t rev-list --count pristine..asi)
 [ "$n" -gt 0 ] || die "the series is empty (run 'make prepare')"
 
