@@ -112,7 +112,10 @@ main() {
 	local want have
 	want=$(inputs_hash)
 	have=$(cat "$BUILD/linux.prepared" 2>/dev/null || true)
+	# Up to date: same inputs, on asi (not an entry's commit checked out to
+	# refresh it), nothing edited.
 	if [ -d "$TREE/.git" ] && [ "$want" = "$have" ] &&
+	   [ "$(git_t symbolic-ref -q HEAD)" = refs/heads/asi ] &&
 	   git_t diff --quiet HEAD 2>/dev/null; then
 		say "kernel tree up to date: $(git_t log -1 --format=%s pristine) + $(git_t rev-list --count pristine..HEAD) commits"
 		return 0

@@ -5,7 +5,8 @@
 # and message.  The diff is taken against the tree's commit made from the
 # entry before it in the series, for the files the patch touches: on the
 # checked-out branch, asi normally, or partial when a patch did not apply
-# (see README, "A new Debian point release").
+# (see README, "A new Debian point release"), or the entry's own commit
+# when later entries change the same files.
 # usage: refresh-patch.sh <component>/<entry>      (a .patch or an overlay's .patch)
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -29,6 +30,16 @@ done < <(series_entries)
 
 files=$(patch_files "$file")
 [ -n "$files" ] || die "$file touches no file"
+# The diff is taken from the work tree: a later entry that changes the same
+# files would leak into it.  Then edit with this entry's commit checked out.
+this=$(git_t rev-list --reverse pristine..HEAD | sed -n "$((n + 1))p")
+if [ -n "$this" ]; then
+	# shellcheck disable=SC2086
+	later=$(git_t log --format='    %s' "$this..HEAD" -- $files)
+	[ -z "$later" ] || die "later entries change the same files:
+$later
+check out this entry's commit (git -C $TREE checkout $this), edit, then refresh"
+fi
 # shellcheck disable=SC2086
 diff=$(git -C "$TREE" diff "$prev" -- $files)
 [ -n "$diff" ] || die "no difference for $files against $(git -C "$TREE" log -1 --format=%s "$prev")"
