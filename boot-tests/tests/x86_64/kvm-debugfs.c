@@ -201,14 +201,14 @@ int main(void)
 	struct guest g;
 	static const char *const causes[] = {
 		"user", "put", "schedule", "mmu", "write_guest", "emulate", "nested",
-		"request", "io", "interrupt", "fault",
+		"request", "io", "msr", "event", "interrupt", "fault",
 	};
 
 	if (!iso_expected())
 		ktap_skip_all("isolation not enabled on this boot");
 	if (guest_create(&g, dbg_guest_start, dbg_guest_end - dbg_guest_start) || guest_add_vcpu(&g))
 		ktap_skip_all("cannot create a VM");
-	ktap_plan(8);
+	ktap_plan(9);
 
 	/* stats: every enter has its exit, and the exits have their causes. */
 	iso_reset_stats();
@@ -279,6 +279,27 @@ int main(void)
 		    count(trace, "kvm_isolation_exit:") == count(trace, "kvm_isolation_enter:") &&
 		    count(trace, "reason user") >= EXITS * 9 / 10 &&
 		    !count(trace, "kvm_isolation_fault:"), "tracepoints_fire");
+
+	/*
+	 * All of KVM's own events: tracing reaches data isolation does not
+	 * map, so vCPUs run without isolation while a KVM tracepoint is
+	 * enabled -- and take no isolation fault.
+	 */
+	guest_destroy(&g);
+	iso_reset_stats();
+	ok = write_str(TRACING "/events/kvm/enable", "1") && write_str(TRACING "/trace", "") &&
+	     !guest_create(&g, dbg_guest_start, dbg_guest_end - dbg_guest_start) &&
+	     !guest_add_vcpu(&g) && run_guest(&g);
+	write_str(TRACING "/events/kvm/enable", "0");
+	free(trace);
+	trace = slurp(TRACING "/trace");
+	ok = ok && iso_read_stats(&s);
+	ktap_diag("all kvm events on: %d kvm_exit events, enters %lld, faults %lld, fault sites %d",
+		  count(trace, "kvm_exit:"), (long long)iso_stat(&s, "enters"),
+		  (long long)iso_stat(&s, "faults"), iso_fault_sites());
+	ktap_result(ok && count(trace, "kvm_exit:") >= EXITS && iso_stat(&s, "enters") == 0 &&
+		    iso_stat(&s, "faults") == 0 && iso_fault_sites() == 0,
+		    "kvm_tracing_runs_without_isolation_faults");
 
 	/* After the VM: nothing of it is listed. */
 	guest_destroy(&g);

@@ -28,6 +28,8 @@ static const char *const iso_exit_names[KVM_ISOLATION_NR_EXIT_REASONS] = {
 	[KVM_ISOLATION_EXIT_RESET]	 = "reset",
 	[KVM_ISOLATION_EXIT_APIC]	 = "apic",
 	[KVM_ISOLATION_EXIT_IO]		 = "io",
+	[KVM_ISOLATION_EXIT_MSR]	 = "msr",
+	[KVM_ISOLATION_EXIT_EVENT]	 = "event",
 	[KVM_ISOLATION_EXIT_INTERRUPT]	 = "interrupt",
 	[KVM_ISOLATION_EXIT_FAULT]	 = "fault",
 };

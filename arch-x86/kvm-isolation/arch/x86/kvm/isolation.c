@@ -13,12 +13,20 @@
 #include <linux/sched.h>
 #include <linux/seq_file.h>
 #include <linux/slab.h>
+#include <linux/tracepoint.h>
 #include <linux/xarray.h>
 
 #include "irq.h"
 #include "isolation.h"
 #include "kvm_emulate.h"
 #include "lapic.h"
+
+/*
+ * KVM's tracepoints, to tell whether one is enabled: tracing reads probe
+ * arrays and writes ring buffers that isolation does not map.
+ */
+static struct tracepoint **kvm_x86_isolation_tps;
+static unsigned int kvm_x86_isolation_nr_tps;
 
 /* Built in, isolation is used only when asked for. */
 static bool __read_mostly address_space_isolation;
@@ -49,6 +57,69 @@ struct kvm_x86_isolation {
 	struct xarray optional;
 };
 
+#if !IS_ENABLED(CONFIG_TRACEPOINTS)
+static int kvm_x86_isolation_find_tracepoints(void)
+{
+	return 0;
+}
+#elif defined(MODULE)
+static int kvm_x86_isolation_find_tracepoints(void)
+{
+	unsigned int i, n = THIS_MODULE->num_tracepoints;
+
+	kvm_x86_isolation_tps = kcalloc(n, sizeof(*kvm_x86_isolation_tps), GFP_KERNEL);
+	if (n && !kvm_x86_isolation_tps) {
+		pr_err("isolation not enabled: no memory for the tracepoint list\n");
+		return -ENOMEM;
+	}
+	for (i = 0; i < n; i++)
+		kvm_x86_isolation_tps[i] = tracepoint_ptr_deref(&THIS_MODULE->tracepoints_ptrs[i]);
+	kvm_x86_isolation_nr_tps = n;
+	return 0;
+}
+#else
+static void kvm_x86_isolation_count_tp(struct tracepoint *tp, void *priv)
+{
+	/* Isolation's own events fire on full mappings. */
+	if (!strncmp(tp->name, "kvm", 3) && strncmp(tp->name, "kvm_isolation", 13)) {
+		if (kvm_x86_isolation_tps)
+			kvm_x86_isolation_tps[kvm_x86_isolation_nr_tps] = tp;
+		kvm_x86_isolation_nr_tps++;
+	}
+}
+
+/*
+ * Built in, KVM's tracepoints are the kernel's whose names start with
+ * "kvm", but for isolation's own.
+ */
+static int kvm_x86_isolation_find_tracepoints(void)
+{
+	unsigned int n;
+
+	for_each_kernel_tracepoint(kvm_x86_isolation_count_tp, NULL);
+	n = kvm_x86_isolation_nr_tps;
+	kvm_x86_isolation_tps = kcalloc(n, sizeof(*kvm_x86_isolation_tps), GFP_KERNEL);
+	if (n && !kvm_x86_isolation_tps) {
+		pr_err("isolation not enabled: no memory for the tracepoint list\n");
+		return -ENOMEM;
+	}
+	kvm_x86_isolation_nr_tps = 0;
+	for_each_kernel_tracepoint(kvm_x86_isolation_count_tp, NULL);
+	return 0;
+}
+#endif
+
+/* Is one of KVM's tracepoints enabled? */
+static bool kvm_x86_isolation_traced(void)
+{
+	unsigned int i;
+
+	for (i = 0; i < kvm_x86_isolation_nr_tps; i++)
+		if (static_key_enabled(&kvm_x86_isolation_tps[i]->key))
+			return true;
+	return false;
+}
+
 /**
  * kvm_x86_isolation_setup() - build the core address space
  * @ops: the vendor module's init ops, whose code and data every VM maps
@@ -60,9 +131,14 @@ struct kvm_x86_isolation {
  */
 void kvm_x86_isolation_setup(struct kvm_x86_init_ops *ops)
 {
-	if (address_space_isolation &&
-	    kvm_isolation_setup(THIS_MODULE, ops->runtime_ops))
+	if (!address_space_isolation)
+		return;
+	if (kvm_x86_isolation_find_tracepoints() ||
+	    kvm_isolation_setup(THIS_MODULE, ops->runtime_ops)) {
+		kfree(kvm_x86_isolation_tps);
+		kvm_x86_isolation_tps = NULL;
 		address_space_isolation = false;
+	}
 }
 
 /**
@@ -75,6 +151,9 @@ void kvm_x86_isolation_teardown(void)
 {
 	if (address_space_isolation)
 		kvm_isolation_teardown();
+	kfree(kvm_x86_isolation_tps);
+	kvm_x86_isolation_tps = NULL;
+	kvm_x86_isolation_nr_tps = 0;
 }
 
 /**
@@ -496,7 +575,16 @@ void kvm_x86_isolation_vcpu_run(struct kvm_vcpu *vcpu)
 	struct kvm_x86_isolation *xi = vcpu->kvm->arch.isolation;
 	struct task_struct *old = vcpu->arch.isolation_task;
 
-	if (!xi || old == current)
+	if (!xi)
+		return;
+	/*
+	 * While one of KVM's tracepoints is enabled, this KVM_RUN does not
+	 * enter isolation at all: every traced exit would leave it anyway.
+	 */
+	vcpu->arch.isolation_traced = kvm_x86_isolation_traced();
+	if (vcpu->arch.isolation_traced)
+		pr_info_once("a KVM tracepoint is enabled: vCPUs run without isolation while one is\n");
+	if (old == current)
 		return;
 	mutex_lock(&xi->lock);
 	if (!kvm_x86_isolation_get_task(xi, current)) {
@@ -515,13 +603,13 @@ void kvm_x86_isolation_vcpu_run(struct kvm_vcpu *vcpu)
  * @vcpu: the vCPU about to enter the guest
  *
  * Called before VM-entry with interrupts off; does nothing if the running
- * task is not mapped.
+ * task is not mapped or a KVM tracepoint was enabled at KVM_RUN.
  */
 void kvm_x86_isolation_enter(struct kvm_vcpu *vcpu)
 {
 	struct kvm_x86_isolation *xi = vcpu->kvm->arch.isolation;
 
-	if (xi && vcpu->arch.isolation_task == current)
+	if (xi && vcpu->arch.isolation_task == current && !vcpu->arch.isolation_traced)
 		kvm_isolation_enter(xi->iso);
 }
 

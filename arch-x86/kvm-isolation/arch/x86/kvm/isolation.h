@@ -48,6 +48,16 @@ static inline void kvm_x86_isolation_exit(struct kvm_vcpu *vcpu,
 		vcpu->arch.l1tf_flush_l1d = true;
 }
 
+/* The same, from code that has the VM but not the vCPU running here. */
+static inline void kvm_x86_isolation_exit_running(struct kvm *kvm,
+						  enum kvm_isolation_exit_reason reason)
+{
+	struct kvm_vcpu *vcpu = kvm_get_running_vcpu();
+
+	if (kvm->arch.isolation && vcpu && vcpu->kvm == kvm)
+		kvm_x86_isolation_exit(vcpu, reason);
+}
+
 #else /* !CONFIG_KVM_ADDRESS_SPACE_ISOLATION */
 
 static inline void kvm_x86_isolation_setup(struct kvm_x86_init_ops *ops) {}
@@ -95,6 +105,9 @@ static inline void kvm_x86_isolation_cpuid(struct kvm_vcpu *vcpu,
 
 static inline void kvm_x86_isolation_exit(struct kvm_vcpu *vcpu,
 					  enum kvm_isolation_exit_reason reason) {}
+
+static inline void kvm_x86_isolation_exit_running(struct kvm *kvm,
+						  enum kvm_isolation_exit_reason reason) {}
 
 static inline void kvm_x86_isolation_irqchip(struct kvm *kvm) {}
 

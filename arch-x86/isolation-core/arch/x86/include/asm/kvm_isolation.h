@@ -44,6 +44,8 @@ enum kvm_isolation_exit_reason {
 	KVM_ISOLATION_EXIT_RESET,	/* vCPU INIT, RESET or SHUTDOWN */
 	KVM_ISOLATION_EXIT_APIC,	/* APIC timer, IPI, mode changes */
 	KVM_ISOLATION_EXIT_IO,		/* I/O to an in-kernel device */
+	KVM_ISOLATION_EXIT_MSR,		/* MSR access beyond the vCPU's state */
+	KVM_ISOLATION_EXIT_EVENT,	/* guest event delivery beyond the vCPU's state */
 	KVM_ISOLATION_EXIT_INTERRUPT,	/* interrupt or system vector */
 	KVM_ISOLATION_EXIT_FAULT,	/* page fault on something not mapped */
 	KVM_ISOLATION_NR_EXIT_REASONS
