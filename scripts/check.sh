@@ -23,6 +23,8 @@ for k in x86_64 x86_64-noasi arm64; do
 done
 "$TOP/scripts/mkinitramfs.sh" x86_64 "$BUILD/initramfs/x86_64-selftests.cpio.gz" --selftests ||
 	fail_build "building the selftests initramfs failed"
+"$TOP/scripts/mkinitramfs.sh" x86_64 "$BUILD/initramfs/x86_64-vmm.cpio.gz" --vmm ||
+	fail_build "building the real-VMM initramfs failed"
 
 rm -rf "$RESULTS"
 mkdir -p "$RESULTS"
@@ -62,6 +64,14 @@ boot x86-shadow-ptioff-isoon  x86_64 x86_64 $SHADOW kvm-smoke,kvm-isolation --ap
 # isolation or not (README, "Known limits").
 boot x86-stress           x86_64 x86_64 $SHADOW kvm-stress --append "pti=on $ISO" \
 	"${NMI_TRACES[@]}" --tcg-thread multi --timeout 600
+
+# A real VMM: Debian's QEMU with -accel kvm boots a Linux guest to a marker,
+# five times with the in-kernel irqchip and five with the split one,
+# isolation on (no isolation fault allowed) and, as the control, off.
+boot x86-vmm-isoon        x86_64 x86_64-vmm $NPT kvm-vmm --append "pti=on $ISO asi.vmm=5,60" \
+	--timeout 1800
+boot x86-vmm-isooff       x86_64 x86_64-vmm $NPT kvm-vmm --append "pti=on asi.vmm=5,60" \
+	--timeout 1800
 
 # The option built out, and arm64.
 boot x86-noasi            x86_64-noasi x86_64-noasi $NPT kunit,kvm-smoke
