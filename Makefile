@@ -34,8 +34,9 @@ deps:
 prepare: deps
 	@$(S)/prepare.sh
 
-kernel-%: prepare
-	@$(S)/build-kernel.sh $*
+# Explicit rules: make skips pattern rules for .PHONY targets.
+kernel-x86_64 kernel-x86_64-noasi kernel-arm64: prepare
+	@$(S)/build-kernel.sh $(@:kernel-%=%)
 
 selftests: kernel-x86_64
 	@$(S)/build-selftests.sh
