@@ -14,7 +14,7 @@ SHELL := /bin/bash
 S     := scripts
 ARCH  ?= x86_64
 
-.PHONY: all bench deps prepare kernel-x86_64 kernel-x86_64-noasi kernel-arm64 selftests \
+.PHONY: all bench bench-hlt deps prepare kernel-x86_64 kernel-x86_64-noasi kernel-arm64 selftests \
 	check menuconfig series check-series cross-check checkpatch sparse docs bisect-build \
 	selftests-baseline clean distclean help
 
@@ -27,6 +27,10 @@ check:
 # What isolation costs per exit class, isolation off against on in one run.
 bench:
 	@$(S)/bench.sh
+
+# kvm-bench's HLT class alone in RUNS boots with isolation on (50).
+bench-hlt:
+	@$(S)/bench-hlt.sh $(RUNS)
 
 deps:
 	@$(S)/deps.sh
@@ -88,7 +92,7 @@ distclean:
 
 help:
 	@sed -n 's/^#   \{0,1\}//p' Makefile | sed -n '1,/^$$/p'
-	@echo "Targets: all check bench deps prepare kernel-{x86_64,x86_64-noasi,arm64} selftests"
+	@echo "Targets: all check bench bench-hlt deps prepare kernel-{x86_64,x86_64-noasi,arm64} selftests"
 	@echo "         menuconfig [ARCH=x86_64|arm64] series check-series cross-check"
 	@echo "         checkpatch sparse docs bisect-build selftests-baseline"
 	@echo "         clean distclean"

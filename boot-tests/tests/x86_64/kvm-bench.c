@@ -8,6 +8,8 @@
  * of one with it on.
  *
  * usage: kvm-bench [seconds per run [repetitions]]     (1 3)
+ * Kernel parameters: asi.bench=SECONDS,REPETITIONS; asi.bench_only=CLASS
+ * runs that class alone, without the scaling runs (make bench-hlt).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -221,7 +223,7 @@ int main(int argc, char **argv)
 	int reps = 3;
 	int i, rep, ok;
 	struct guest probe;
-	char arg[64];
+	char arg[64], only[32] = "";
 
 	/* asi.bench=<seconds>,<repetitions> (make check runs a short one) */
 	if (cmdline_value("asi.bench", arg, sizeof(arg)))
@@ -230,12 +232,26 @@ int main(int argc, char **argv)
 		secs = atof(argv[1]);
 	if (argc > 2)
 		reps = atoi(argv[2]);
+	cmdline_value("asi.bench_only", only, sizeof(only));
 
 	if (guest_create(&probe, b_cpuid_start, b_cpuid_end - b_cpuid_start) == -ENOENT)
 		ktap_skip_all("no /dev/kvm");
 	guest_destroy(&probe);
 	if (kvm_exits() < 0)
 		ktap_skip_all("no " KVM_EXITS);
+	if (*only) {
+		for (i = 0; i < (int)ARRAY_SIZE(classes) && strcmp(classes[i].name, only); i++)
+			;
+		ktap_plan(1);
+		if (i == (int)ARRAY_SIZE(classes)) {
+			ktap_result(0, "asi.bench_only=%s: no such class", only);
+			return ktap_exit_code();
+		}
+		for (rep = 0, ok = 1; rep < reps; rep++)
+			ok &= !bench(&classes[i], 1, 1, secs, rep, "class");
+		ktap_result(ok, "%s", classes[i].name);
+		return ktap_exit_code();
+	}
 	ktap_plan(ARRAY_SIZE(classes) + 2);
 	ktap_diag("isolation %s", iso_expected() ? "on" : "off");
 	/* Without it, skipping CPUID, RDMSR or HLT decodes them from guest memory. */

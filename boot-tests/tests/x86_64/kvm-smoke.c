@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <time.h>
 
 #include "../ktap.h"
 #include "x86_guest.h"
@@ -18,6 +19,42 @@
 #define MMIO_WRITE	0xdeadbeefU
 #define MMIO_READ	0x12345678U
 #define HLT_MARK	0x1122334455667788ULL
+
+/* Halts with interrupts off: with the in-kernel APIC, nothing wakes it. */
+GUEST_CODE(stuck_guest, "cli\n hlt\n jmp .\n");
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/*
+ * The positive control of the KVM_RUN watchdog every test runs under: a
+ * vCPU that never comes back must be reported, not waited for.
+ */
+static int watchdog_catches_stuck_vcpu(void)
+{
+	struct guest g;
+	double t0, secs;
+	int ret;
+
+	if (guest_create(&g, stuck_guest_start, stuck_guest_end - stuck_guest_start) ||
+	    ioctl(g.vm_fd, KVM_CREATE_IRQCHIP, 0) || guest_add_vcpu(&g)) {
+		guest_destroy(&g);
+		return 0;
+	}
+	guest_set_run_limit(2);
+	t0 = now();
+	ret = guest_run(&g, 0);
+	secs = now() - t0;
+	guest_set_run_limit(60);
+	guest_destroy(&g);
+	ktap_diag("stuck vCPU: KVM_RUN returned %d after %.1f s", ret, secs);
+	return ret == -ETIMEDOUT && secs < 30;
+}
 
 GUEST_CODE(smoke_guest,
 	/* CPUID of our own leaf, then of leaf 0; report each register. */
@@ -102,7 +139,7 @@ int main(void)
 	ret = guest_create(&g, smoke_guest_start, smoke_guest_end - smoke_guest_start);
 	if (ret == -ENOENT)
 		ktap_skip_all("no /dev/kvm");
-	ktap_plan(8);
+	ktap_plan(9);
 	if (!ktap_result(ret == 0, "create_vm"))
 		return KSFT_FAIL;
 	/* A leaf no CPU has, with values only this test knows. */
@@ -142,5 +179,6 @@ int main(void)
 	ktap_result(ok, "hlt");
 
 	guest_destroy(&g);
+	ktap_result(watchdog_catches_stuck_vcpu(), "watchdog_catches_stuck_vcpu");
 	return ktap_exit_code();
 }

@@ -4,12 +4,18 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "../ktap.h"
+#include "isolation.h"
 #include "x86_guest.h"
 
 #define PML4_GPA	0x1000UL
@@ -262,11 +268,132 @@ void *guest_add_memslot(struct guest *g, int slot, uint64_t gpa, size_t size)
 	return mem;
 }
 
+/*
+ * Every KVM_RUN is bounded: a watchdog thread interrupts one that has not
+ * returned within the limit (asi.run_limit=SECONDS, 60 by default) with a
+ * signal, and guest_run() reports it -- the vCPU and what isolation
+ * counted -- instead of leaving a lost wake-up or a hung guest to the
+ * boot's timeout.
+ */
+#define RUN_SLOTS	64
+#define RUN_SIGNAL	(SIGRTMIN + 1)
+
+static struct run_slot {
+	pthread_t thread;
+	double since;		/* 0: free */
+	bool fired;
+} run_slots[RUN_SLOTS];
+static pthread_mutex_t run_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_once_t run_once = PTHREAD_ONCE_INIT;
+static double run_limit = 60;
+
+static double mono_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static void run_signal(int sig)
+{
+	(void)sig;	/* only makes KVM_RUN return -EINTR */
+}
+
+static void *run_watchdog(void *arg)
+{
+	int i;
+
+	(void)arg;
+	for (;;) {
+		sleep(1);
+		pthread_mutex_lock(&run_lock);
+		for (i = 0; i < RUN_SLOTS; i++) {
+			struct run_slot *s = &run_slots[i];
+
+			if (s->since && !s->fired && mono_now() - s->since > run_limit) {
+				s->fired = true;
+				pthread_kill(s->thread, RUN_SIGNAL);
+			}
+		}
+		pthread_mutex_unlock(&run_lock);
+	}
+	return NULL;
+}
+
+static void run_watchdog_start(void)
+{
+	struct sigaction sa = { .sa_handler = run_signal };	/* no SA_RESTART */
+	char arg[32];
+	pthread_t t;
+
+	if (cmdline_value("asi.run_limit", arg, sizeof(arg)) && atof(arg) > 0)
+		run_limit = atof(arg);
+	sigemptyset(&sa.sa_mask);
+	sigaction(RUN_SIGNAL, &sa, NULL);
+	if (pthread_create(&t, NULL, run_watchdog, NULL) == 0)
+		pthread_detach(t);
+}
+
+static int run_slot_get(void)
+{
+	int i;
+
+	pthread_mutex_lock(&run_lock);
+	for (i = 0; i < RUN_SLOTS; i++)
+		if (!run_slots[i].since) {
+			run_slots[i] = (struct run_slot) { pthread_self(), mono_now(), false };
+			break;
+		}
+	pthread_mutex_unlock(&run_lock);
+	return i < RUN_SLOTS ? i : -1;
+}
+
+/* Free the slot; true if the watchdog had to interrupt this KVM_RUN. */
+static bool run_slot_put(int i)
+{
+	bool fired;
+
+	if (i < 0)
+		return false;
+	pthread_mutex_lock(&run_lock);
+	fired = run_slots[i].fired;
+	run_slots[i].since = 0;
+	pthread_mutex_unlock(&run_lock);
+	return fired;
+}
+
+void guest_set_run_limit(double secs)
+{
+	pthread_once(&run_once, run_watchdog_start);
+	pthread_mutex_lock(&run_lock);
+	run_limit = secs;
+	pthread_mutex_unlock(&run_lock);
+}
+
 int guest_run(struct guest *g, int vcpu)
 {
+	struct iso_stats s;
+	int slot, ret = 0;
+
+	pthread_once(&run_once, run_watchdog_start);
+	slot = run_slot_get();
 	if (ioctl(g->vcpu[vcpu].fd, KVM_RUN, 0) < 0)
-		return -errno;
-	return 0;
+		ret = -errno;
+	if (run_slot_put(slot)) {
+		if (iso_read_stats(&s))
+			ktap_diag("vCPU %d: KVM_RUN did not return within %.0f s (lost wake-up or hung guest); "
+				  "isolation: enters %lld, VM-exits inside %lld, outside %lld, faults %lld",
+				  vcpu, run_limit, (long long)iso_stat(&s, "enters"),
+				  (long long)iso_stat(&s, "vmexits_inside"),
+				  (long long)iso_stat(&s, "vmexits_outside"),
+				  (long long)iso_stat(&s, "faults"));
+		else
+			ktap_diag("vCPU %d: KVM_RUN did not return within %.0f s (lost wake-up or hung guest)",
+				  vcpu, run_limit);
+		ret = -ETIMEDOUT;
+	}
+	return ret;
 }
 
 void guest_destroy(struct guest *g)

@@ -47,7 +47,10 @@ struct guest {
 int guest_open_kvm(void);
 int guest_create(struct guest *g, const void *code, size_t code_len);
 int guest_add_vcpu(struct guest *g);
+/* -ETIMEDOUT when KVM_RUN had to be interrupted after the run limit. */
 int guest_run(struct guest *g, int vcpu);
+/* The run limit in seconds: asi.run_limit= on the command line, or 60. */
+void guest_set_run_limit(double secs);
 void guest_destroy(struct guest *g);
 
 /* Add or replace one CPUID entry for vCPUs created afterwards. */
