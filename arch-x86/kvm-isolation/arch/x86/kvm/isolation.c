@@ -57,7 +57,7 @@ struct kvm_x86_isolation {
 	struct xarray optional;
 };
 
-#if !IS_ENABLED(CONFIG_TRACEPOINTS)
+#ifndef CONFIG_TRACEPOINTS
 static int kvm_x86_isolation_find_tracepoints(void)
 {
 	return 0;
@@ -80,8 +80,11 @@ static int kvm_x86_isolation_find_tracepoints(void)
 #else
 static void kvm_x86_isolation_count_tp(struct tracepoint *tp, void *priv)
 {
-	/* Isolation's own events fire on full mappings. */
-	if (!strncmp(tp->name, "kvm", 3) && strncmp(tp->name, "kvm_isolation", 13)) {
+	/*
+	 * Isolation's own events fire on full mappings.  The MMU's few events
+	 * not named kvm* fire after it left isolation.
+	 */
+	if (str_has_prefix(tp->name, "kvm") && !str_has_prefix(tp->name, "kvm_isolation")) {
 		if (kvm_x86_isolation_tps)
 			kvm_x86_isolation_tps[kvm_x86_isolation_nr_tps] = tp;
 		kvm_x86_isolation_nr_tps++;
@@ -96,6 +99,7 @@ static int kvm_x86_isolation_find_tracepoints(void)
 {
 	unsigned int n;
 
+	kvm_x86_isolation_nr_tps = 0;
 	for_each_kernel_tracepoint(kvm_x86_isolation_count_tp, NULL);
 	n = kvm_x86_isolation_nr_tps;
 	kvm_x86_isolation_tps = kcalloc(n, sizeof(*kvm_x86_isolation_tps), GFP_KERNEL);
@@ -114,9 +118,10 @@ static bool kvm_x86_isolation_traced(void)
 {
 	unsigned int i;
 
-	for (i = 0; i < kvm_x86_isolation_nr_tps; i++)
+	for (i = 0; i < kvm_x86_isolation_nr_tps; i++) {
 		if (static_key_enabled(&kvm_x86_isolation_tps[i]->key))
 			return true;
+	}
 	return false;
 }
 
@@ -137,6 +142,7 @@ void kvm_x86_isolation_setup(struct kvm_x86_init_ops *ops)
 	    kvm_isolation_setup(THIS_MODULE, ops->runtime_ops)) {
 		kfree(kvm_x86_isolation_tps);
 		kvm_x86_isolation_tps = NULL;
+		kvm_x86_isolation_nr_tps = 0;
 		address_space_isolation = false;
 	}
 }
@@ -580,10 +586,12 @@ void kvm_x86_isolation_vcpu_run(struct kvm_vcpu *vcpu)
 	/*
 	 * While one of KVM's tracepoints is enabled, this KVM_RUN does not
 	 * enter isolation at all: every traced exit would leave it anyway.
+	 * Tracing switched on in the middle of a KVM_RUN takes effect at the
+	 * next one (until then, traced exits fault and leave).
 	 */
 	vcpu->arch.isolation_traced = kvm_x86_isolation_traced();
 	if (vcpu->arch.isolation_traced)
-		pr_info_once("a KVM tracepoint is enabled: vCPUs run without isolation while one is\n");
+		pr_info_once("KVM tracepoints enabled: vCPUs run without isolation\n");
 	if (old == current)
 		return;
 	mutex_lock(&xi->lock);
