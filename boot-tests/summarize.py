@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0
-"""Sum the boot KTAP files written by run-qemu.py into one line:
+"""Sum the boot KTAP files written by run-boot.py into one line:
 "N passed, N failed, N skipped".  Boots that wrote no KTAP count as one
 failure each.  Exit status 1 if anything failed."""
 

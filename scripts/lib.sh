@@ -71,7 +71,8 @@ kmake() {
 		KBUILD_BUILD_HOST=qemu "$@"
 }
 
-# Boot a kernel in QEMU with the runner and remember its KTAP for the summary.
+# Boot a kernel with the runner (QEMU, or Bochs with --emulator bochs) and
+# remember its KTAP for the summary.
 # usage: boot <name> <kernel> <initramfs> <cpu> <tests> [runner args...]
 BOOTS=()
 boot() {
@@ -82,8 +83,8 @@ boot() {
 		image=arch/arm64/boot/Image
 	fi
 	BOOTS+=("$RESULTS/$name.ktap")
-	rm -f "$RESULTS/$name".*
-	"$TOP/boot-tests/run-qemu.py" --arch "$arch" --kernel "$BUILD/$kernel/$image" \
+	rm -rf "$RESULTS/$name".*
+	"$TOP/boot-tests/run-boot.py" --arch "$arch" --kernel "$BUILD/$kernel/$image" \
 		--initrd "$BUILD/initramfs/$initrd.cpio.gz" --cpu "$cpu" --tests "$tests" \
 		--name "$name" --results "$RESULTS" "$@" || true
 }

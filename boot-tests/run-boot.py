@@ -1,13 +1,16 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0
-"""Boot one of our kernels in QEMU, run in-guest tests, and give a verdict.
+"""Boot one of our kernels in an emulator, run in-guest tests, and give a verdict.
 
-The verdict combines the KTAP each test printed, a clean console (no oops,
-warning, lockdep or KASAN report, panic, stall) and a clean power-off within
-the timeout.  Exit status: 0 pass, 1 fail, 2 harness error.  Writes, under
---results: NAME.console.log (the whole serial console), NAME.TEST.ktap (each
-test's own KTAP) and NAME.ktap (the boot's flat list of leaf results, which
-the check summary counts).
+Two back ends: QEMU (x86_64 and arm64; TCG) and Bochs (x86_64 only; the
+one with Intel VMX and AMD SVM with NRIP save).  Both boot the same kernel
+and initramfs and are judged by the same rules: the KTAP each test printed,
+a clean console (no oops, warning, lockdep or KASAN report, panic, stall)
+and a clean power-off within the timeout.  Exit status: 0 pass, 1 fail,
+2 harness error.  Writes, under --results: NAME.console.log (the whole
+serial console), NAME.TEST.ktap (each test's own KTAP) and NAME.ktap (the
+boot's flat list of leaf results, which the check summary counts); Bochs
+also leaves NAME.bochs.log (its own messages).
 """
 
 import argparse
@@ -40,17 +43,24 @@ QEMU = {
               'console=ttyAMA0'),
 }
 
+# What Bochs prints when the guest powers off through ACPI: its panic
+# action ends it with status 1, but this is the clean way out.
+BOCHS_POWER_OFF = '>>PANIC<< ACPI control: soft power off'
+
 
 def parse_args():
     p = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    p.add_argument('--emulator', choices=('qemu', 'bochs'), default='qemu',
+                   help='qemu (TCG; default) or bochs (x86_64: VMX, SVM with NRIP save)')
     p.add_argument('--arch', required=True, choices=QEMU)
     p.add_argument('--kernel', required=True)
     p.add_argument('--initrd', required=True)
     p.add_argument('--name', required=True, help='name of this boot in results')
     p.add_argument('--tests', default='', help='comma-separated in-guest tests')
-    p.add_argument('--cpu', help='QEMU -cpu (x86: qemu64,+svm,+npt; arm64: max)')
-    p.add_argument('--smp', type=int, default=2)
-    p.add_argument('--mem', default='2G')
+    p.add_argument('--cpu', help='QEMU -cpu (x86: qemu64,+svm,+npt; arm64: max) or Bochs '
+                   'CPU model (corei7_haswell_4770: VMX; trinity_apu: SVM with NRIP save)')
+    p.add_argument('--smp', type=int, help='vCPUs (QEMU: 2, Bochs: 1)')
+    p.add_argument('--mem', help='memory (QEMU: 2G, Bochs: 1G)')
     p.add_argument('--tcg-thread', choices=('multi', 'single'),
                    help='QEMU TCG threading: one host thread per vCPU, or one for all '
                    '(default: single on x86_64, see README "Known limits"; multi on arm64)')
@@ -63,49 +73,165 @@ def parse_args():
                         '(accepted up to the next </TASK>)')
     p.add_argument('--baseline', action='append', default=[], metavar='TEST=FILE',
                    help='judge TEST against recorded verdicts: only regressions fail')
-    p.add_argument('--gdb', action='store_true', help='wait for gdb on :1234')
+    p.add_argument('--gdb', action='store_true', help='QEMU: wait for gdb on :1234')
     p.add_argument('--quiet', action='store_true', help='no progress lines')
-    return p.parse_args()
+    a = p.parse_args()
+    if a.emulator == 'bochs' and (a.arch != 'x86_64' or a.gdb or a.tcg_thread):
+        p.error('bochs: x86_64 only, and no --gdb or --tcg-thread (Bochs has its own debugger)')
+    return a
 
 
-def qemu_command(a):
-    binary, machine, console = QEMU[a.arch]
-    cpu = a.cpu or ('qemu64,+svm,+npt' if a.arch == 'x86_64' else 'max,pauth-impdef=on')
-    append = (f'{console} panic=-1 oops=panic loglevel=7 '
-              f'asi.tests={a.tests} asi.timeout={a.test_timeout} {a.append}').strip()
-    # x86_64: QEMU 7.2 with one thread per vCPU now and then runs stale
-    # code after the guest kernel patched a static branch, and corrupts
-    # nested-paging guests of 4 vCPUs; both go away with one thread.
-    thread = a.tcg_thread or ('single' if a.arch == 'x86_64' else 'multi')
-    cmd = [binary, *machine, '-accel', f'tcg,thread={thread}', '-cpu', cpu,
-           '-smp', str(a.smp), '-m', a.mem, '-kernel', a.kernel, '-initrd', a.initrd,
-           '-append', append, '-display', 'none', '-monitor', 'none',
-           '-serial', 'stdio', '-no-reboot']
-    if a.gdb:
-        cmd += ['-s', '-S']
-    return cmd
+def mebibytes(size):
+    """'2G', '512M' or '512' (MiB) as MiB."""
+    m = re.fullmatch(r'(\d+)([MG]?)', size.upper())
+    if not m:
+        raise ValueError(f'bad memory size {size!r}')
+    return int(m.group(1)) * (1024 if m.group(2) == 'G' else 1)
 
 
-def run(cmd, log_path, timeout, quiet):
-    """Run QEMU, copying its console to log_path; return (lines, rc, timed_out)."""
-    lines, buf = [], b''
+def kernel_append(a, console):
+    return (f'{console} panic=-1 oops=panic loglevel=7 '
+            f'asi.tests={a.tests} asi.timeout={a.test_timeout} {a.append}').strip()
+
+
+class Qemu:
+    """QEMU with TCG: the kernel and initramfs given directly, console on stdout."""
+
+    def __init__(self, a, log_dir):
+        binary, machine, console = QEMU[a.arch]
+        self.cpu = a.cpu or ('qemu64,+svm,+npt' if a.arch == 'x86_64' else 'max,pauth-impdef=on')
+        self.smp = a.smp or 2
+        # x86_64: QEMU 7.2 with one thread per vCPU now and then runs stale
+        # code after the guest kernel patched a static branch, and corrupts
+        # nested-paging guests of 4 vCPUs; both go away with one thread.
+        thread = a.tcg_thread or ('single' if a.arch == 'x86_64' else 'multi')
+        self.cmd = [binary, *machine, '-accel', f'tcg,thread={thread}', '-cpu', self.cpu,
+                    '-smp', str(self.smp), '-m', a.mem or '2G', '-kernel', a.kernel,
+                    '-initrd', a.initrd, '-append', kernel_append(a, console),
+                    '-display', 'none', '-monitor', 'none', '-serial', 'stdio', '-no-reboot']
+        if a.gdb:
+            self.cmd += ['-s', '-S']
+        self.proc = None
+
+    def start(self):
+        self.proc = subprocess.Popen(self.cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                     stderr=subprocess.STDOUT)
+
+    def read(self, wait):
+        """Console bytes; b'' when none came within @wait seconds; None at the end."""
+        fd = self.proc.stdout.fileno()
+        ready, _, _ = select.select([fd], [], [], wait)
+        if not ready:
+            return b''
+        return os.read(fd, 65536) or None
+
+    def powered_off(self, rc):
+        return rc == 0
+
+
+class Bochs:
+    """Bochs: boots an ISO (isolinux, the kernel, the initramfs) made for
+    this boot, console from COM1 through a file, its own messages in
+    NAME.bochs.log.  Debian's Bochs has its debugger built in and stops
+    before the first instruction: it is told to continue, then to quit."""
+
+    def __init__(self, a, log_dir):
+        self.cpu = a.cpu or 'corei7_haswell_4770'
+        self.smp = a.smp or 1
+        self.dir = os.path.join(log_dir, f'{a.name}.bochs')
+        self.log_path = os.path.join(log_dir, f'{a.name}.bochs.log')
+        self.com1 = os.path.join(self.dir, 'com1')
+        self.a = a
+        self.cmd = ['bochs', '-q', '-f', os.path.join(self.dir, 'bochsrc'),
+                    '-rc', os.path.join(self.dir, 'debugger.rc')]
+        self.proc = self.fd = self.log = None
+
+    def make_iso(self):
+        iso_root = os.path.join(self.dir, 'iso')
+        os.makedirs(iso_root)
+        for src in ('/usr/lib/ISOLINUX/isolinux.bin', '/usr/lib/syslinux/modules/bios/ldlinux.c32'):
+            shutil.copy(src, iso_root)
+        shutil.copy(self.a.kernel, os.path.join(iso_root, 'bzImage'))
+        shutil.copy(self.a.initrd, os.path.join(iso_root, 'initrd.gz'))
+        with open(os.path.join(iso_root, 'isolinux.cfg'), 'w') as f:
+            f.write('serial 0 115200\ndefault linux\nprompt 0\nlabel linux\n'
+                    '  kernel /bzImage\n'
+                    f'  append initrd=/initrd.gz {kernel_append(self.a, "console=ttyS0,115200")}\n')
+        iso = os.path.join(self.dir, 'boot.iso')
+        subprocess.run(['xorriso', '-as', 'mkisofs', '-quiet', '-o', iso, '-b', 'isolinux.bin',
+                        '-c', 'boot.cat', '-no-emul-boot', '-boot-load-size', '4',
+                        '-boot-info-table', iso_root], check=True,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        shutil.rmtree(iso_root)
+        return iso
+
+    def start(self):
+        shutil.rmtree(self.dir, ignore_errors=True)
+        os.makedirs(self.dir)
+        iso = self.make_iso()
+        rc = f'''megs: {mebibytes(self.a.mem or '1G')}
+cpu: model={self.cpu}, count={self.smp}, ips=100000000, reset_on_triple_fault=1, ignore_bad_msrs=1
+romimage: file=/usr/share/bochs/BIOS-bochs-latest, options=fastboot
+vgaromimage: file=/usr/share/vgabios/vgabios.bin
+pci: enabled=1, chipset=i440fx
+ata0-master: type=cdrom, path={iso}, status=inserted
+boot: cdrom
+com1: enabled=1, mode=file, dev={self.com1}
+clock: sync=none, time0=local
+display_library: rfb, options="timeout=0"
+mouse: enabled=0
+speaker: enabled=0
+panic: action=fatal
+error: action=report
+info: action=ignore
+debug: action=ignore
+# No sound: the mixer thread of Debian's Bochs 2.7 aborts without a sound card.
+sound: driver=dummy
+'''
+        with open(os.path.join(self.dir, 'bochsrc'), 'w') as f:
+            f.write(rc)
+        with open(os.path.join(self.dir, 'debugger.rc'), 'w') as f:
+            f.write('c\nq\n')
+        open(self.com1, 'w').close()
+        self.fd = os.open(self.com1, os.O_RDONLY)
+        self.log = open(self.log_path, 'w')
+        self.proc = subprocess.Popen(self.cmd, stdin=subprocess.DEVNULL, stdout=self.log,
+                                     stderr=subprocess.STDOUT)
+
+    def read(self, wait):
+        """Console bytes; b'' when none came within @wait seconds; None at the end."""
+        chunk = os.read(self.fd, 65536)
+        if chunk:
+            return chunk
+        if self.proc.poll() is not None:
+            return os.read(self.fd, 65536) or None
+        time.sleep(min(wait, 0.2))
+        return b''
+
+    def powered_off(self, rc):
+        self.log.flush()
+        with open(self.log_path, errors='replace') as f:
+            said_off = BOCHS_POWER_OFF in f.read()
+        return rc == 0 or (rc == 1 and said_off)
+
+
+def run(emu, log_path, timeout, quiet):
+    """Run the emulator, copying its console to log_path.
+
+    Returns (lines, rc, why): why is '' when it ended by itself, else
+    what stopped it (the timeout, or a second kernel boot: a reboot).
+    """
+    lines, buf, why, boots = [], b'', '', 0
     deadline = time.monotonic() + timeout
     with open(log_path, 'w', errors='replace') as log:
-        proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                stderr=subprocess.STDOUT)
-        fd = proc.stdout.fileno()
-        timed_out = False
+        emu.start()
         while True:
             left = deadline - time.monotonic()
             if left <= 0:
-                timed_out = True
-                proc.kill()
+                why = f'timed out after {timeout}s'
                 break
-            ready, _, _ = select.select([fd], [], [], min(left, 5))
-            if not ready:
-                continue
-            chunk = os.read(fd, 65536)
-            if not chunk:
+            chunk = emu.read(min(left, 5))
+            if chunk is None:
                 break
             buf += chunk
             *complete, buf = buf.split(b'\n')
@@ -113,16 +239,23 @@ def run(cmd, log_path, timeout, quiet):
                 line = raw.decode('utf-8', 'replace').rstrip('\r')
                 lines.append(line)
                 log.write(line + '\n')
+                boots += 'Linux version ' in line
                 if not quiet and (line.startswith('asi-init: running') or
                                   (BADNESS.search(line) and not BENIGN.search(line))):
                     print(f'    | {line}', flush=True)
             log.flush()
+            # Bochs resets instead of stopping (QEMU has -no-reboot).
+            if boots > 1:
+                why = 'the kernel rebooted (panic, or a triple fault)'
+                break
+        if why:
+            emu.proc.kill()
         if buf:
             line = buf.decode('utf-8', 'replace').rstrip('\r')
             lines.append(line)
             log.write(line + '\n')
-        rc = proc.wait()
-    return lines, rc, timed_out
+        rc = emu.proc.wait()
+    return lines, rc, why
 
 
 def console_problems(lines, allow):
@@ -231,25 +364,26 @@ def write_boot_ktap(path, name, cases):
 def main():
     a = parse_args()
     os.makedirs(a.results, exist_ok=True)
-    cmd = qemu_command(a)
+    emu = (Bochs if a.emulator == 'bochs' else Qemu)(a, a.results)
     for path in (a.kernel, a.initrd):
         if not os.path.isfile(path):
-            print(f'run-qemu: {path} does not exist', file=sys.stderr)
+            print(f'run-boot: {path} does not exist', file=sys.stderr)
             return 2
-    if not shutil.which(cmd[0]):
-        print(f'run-qemu: {cmd[0]} not found (run "make deps")', file=sys.stderr)
+    if not shutil.which(emu.cmd[0]):
+        print(f'run-boot: {emu.cmd[0]} not found (run "make deps")', file=sys.stderr)
         return 2
 
     log_path = os.path.join(a.results, f'{a.name}.console.log')
     if not a.quiet:
-        print(f'==> booting {a.name}: {a.arch} -cpu {cmd[cmd.index("-cpu") + 1]} '
-              f'-smp {a.smp}, tests: {a.tests or "none"}', flush=True)
+        print(f'==> booting {a.name}: {a.arch} on {a.emulator}, cpu {emu.cpu}, '
+              f'{emu.smp} vCPU(s), tests: {a.tests or "none"}', flush=True)
     start = time.monotonic()
-    lines, rc, timed_out = run(cmd, log_path, a.timeout, a.quiet)
+    lines, rc, why = run(emu, log_path, a.timeout, a.quiet)
     secs = time.monotonic() - start
 
-    if rc != 0 and not timed_out and not any('Linux version' in ln for ln in lines):
-        print(f'run-qemu: QEMU exited {rc} before the kernel printed anything:', file=sys.stderr)
+    if not why and not emu.powered_off(rc) and not any('Linux version' in ln for ln in lines):
+        print(f'run-boot: {a.emulator} exited {rc} before the kernel printed anything:',
+              file=sys.stderr)
         print('\n'.join(lines[-20:]), file=sys.stderr)
         return 2
 
@@ -271,10 +405,10 @@ def main():
     bad = console_problems(lines, a.allow_trace)
     cases.append(ktap.Case('console_clean', 'fail' if bad else 'pass',
                            f'{len(bad)} bad lines, first: {bad[0]}' if bad else ''))
-    powered_off = (not timed_out and rc == 0 and any('ASI-INIT-DONE' in ln for ln in lines)
+    powered_off = (not why and emu.powered_off(rc) and any('ASI-INIT-DONE' in ln for ln in lines)
                    and any('reboot: Power down' in ln for ln in lines))
-    why = (f'timed out after {a.timeout}s' if timed_out else
-           f'QEMU exited {rc}' if rc else 'no clean power-off (panic or reboot?)')
+    why = why or (f'{a.emulator} exited {rc}' if not emu.powered_off(rc) else
+                  'no clean power-off (panic or reboot?)')
     cases.append(ktap.Case('clean_poweroff', 'pass' if powered_off else 'fail',
                            '' if powered_off else why))
 
