@@ -140,3 +140,15 @@ bool cpu_has_flag(const char *flag)
 		fclose(f);
 	return found;
 }
+
+void kvm_missing(void)
+{
+	const char *ext = cpu_has_flag("vmx") ? "vmx" : cpu_has_flag("svm") ? "svm" : NULL;
+
+	if (!ext)
+		ktap_skip_all("no /dev/kvm (the CPU has neither vmx nor svm)");
+	printf("KTAP version 1\n1..1\n");
+	printf("not ok 1 kvm_available # no /dev/kvm although the CPU has %s: KVM did not initialise (see the console)\n",
+	       ext);
+	exit(KSFT_FAIL);
+}

@@ -30,6 +30,11 @@ bool cmdline_has(const char *param);
 bool cmdline_value(const char *name, char *out, size_t len);
 /* Does /proc/cpuinfo list @flag? */
 bool cpu_has_flag(const char *flag);
+/*
+ * No /dev/kvm: the whole test is a skip on a CPU without VMX or SVM, and a
+ * failure on one with them (KVM failed to initialise).  Does not return.
+ */
+void __attribute__((noreturn)) kvm_missing(void);
 /* Is isolation expected to be on: asked for, and PTI not turned off. */
 bool iso_expected(void);
 

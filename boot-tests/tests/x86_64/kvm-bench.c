@@ -240,7 +240,7 @@ int main(int argc, char **argv)
 	cmdline_value("asi.bench_only", only, sizeof(only));
 
 	if (guest_create(&probe, b_cpuid_start, b_cpuid_end - b_cpuid_start) == -ENOENT)
-		ktap_skip_all("no /dev/kvm");
+		kvm_missing();
 	guest_destroy(&probe);
 	if (kvm_exits() < 0)
 		ktap_skip_all("no " KVM_EXITS);
@@ -260,7 +260,9 @@ int main(int argc, char **argv)
 	ktap_plan(ARRAY_SIZE(classes) + 2);
 	ktap_diag("isolation %s", iso_expected() ? "on" : "off");
 	/* Without it, skipping CPUID, RDMSR or HLT decodes them from guest memory. */
-	ktap_diag("nrip_save %s", cpu_has_flag("nrip_save") ? "yes" : "no");
+	/* Whether skipping an intercepted instruction needs the emulator. */
+	ktap_diag("next_rip %s", cpu_has_flag("vmx") ? "yes (vmx)" :
+		  cpu_has_flag("nrip_save") ? "yes (nrip_save)" : "no (svm without nrip_save)");
 
 	for (i = 0; i < (int)ARRAY_SIZE(classes); i++) {
 		for (rep = 0, ok = 1; rep < reps; rep++)

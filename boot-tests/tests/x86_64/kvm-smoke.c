@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "../ktap.h"
+#include "isolation.h"
 #include "x86_guest.h"
 
 #define PORT_OUT	0xe0
@@ -138,7 +139,7 @@ int main(void)
 
 	ret = guest_create(&g, smoke_guest_start, smoke_guest_end - smoke_guest_start);
 	if (ret == -ENOENT)
-		ktap_skip_all("no /dev/kvm");
+		kvm_missing();
 	ktap_plan(9);
 	if (!ktap_result(ret == 0, "create_vm"))
 		return KSFT_FAIL;

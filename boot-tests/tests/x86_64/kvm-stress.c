@@ -221,7 +221,7 @@ int main(int argc, char **argv)
 	if (nr < 1 || nr > GUEST_MAX_VCPUS)
 		nr = 4;
 	if (guest_create(&g, stress_guest_start, stress_guest_end - stress_guest_start) == -ENOENT)
-		ktap_skip_all("no /dev/kvm");
+		kvm_missing();
 	guest_destroy(&g);
 	ktap_plan(6);
 
