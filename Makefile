@@ -4,7 +4,8 @@
 #   make                 install what is missing, prepare the tree, build the
 #                        x86_64 kernel, boot it in QEMU and run the smoke test
 #   make check           build both architectures and run every test
-#   make bench           what isolation costs per exit class (off against on)
+#   make bench           what isolation costs per exit class (off against on),
+#                        on QEMU SVM, Bochs VMX and Bochs SVM+NRIP [MODELS=...]
 #   make series          the series as git format-patch output in build/series/
 #   make check-series    checkpatch, sparse, W=1, kernel-doc, a build after each patch
 #   make cross-check     KVM still builds on arm64, riscv64, s390x, powerpc64le, mips64
@@ -26,7 +27,7 @@ check:
 
 # What isolation costs per exit class, isolation off against on in one run.
 bench:
-	@$(S)/bench.sh
+	@$(S)/bench.sh $(MODELS)
 
 # kvm-bench's HLT class alone in RUNS boots with isolation on (50).
 bench-hlt:

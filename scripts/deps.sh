@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
-# Install what the build and the QEMU tests need; idempotent and quiet when
+# Install what the build and the emulator tests (QEMU, Bochs) need; idempotent and quiet when
 # everything is already there.  With --cross, only Debian's cross compilers
 # for the given architectures (cross-check.sh; not part of the default set).
 #
@@ -12,7 +12,8 @@ set -euo pipefail
 PACKAGES="linux-source-6.1 gcc make flex bison bc libelf-dev libssl-dev
 libncurses-dev cpio xz-utils gzip gcc-aarch64-linux-gnu libc6-dev-arm64-cross
 qemu-system-x86 qemu-system-arm busybox-static ccache sparse python3 python3-ply python3-git python3-docutils git
-perl file kmod"
+perl file kmod
+bochs bochsbios vgabios isolinux syslinux-common xorriso"
 
 # Install those of the packages given that are missing, with apt.
 # usage: install_missing <package>...
