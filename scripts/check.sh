@@ -83,6 +83,10 @@ boot x86-bochs-vmx-isoon  x86_64 x86_64 $VMX kvm-smoke,kvm-isolation,kvm-secrets
 boot x86-bochs-vmx-isooff x86_64 x86_64 $VMX kvm-smoke,kvm-isolation --emulator bochs --append "pti=on"
 boot x86-bochs-svm-isoon  x86_64 x86_64 $SVM_NRIP kvm-smoke,kvm-isolation,kvm-secrets,kvm-debugfs \
 	--emulator bochs --append "pti=on $ISO asi.no_triple_fault"
+# A short VMX stress on two CPUs: 3 vCPUs, VM churn, vCPU threads
+# replaced, NMIs to both CPUs (taken in guest mode: VMX's NMI exits).
+boot x86-bochs-vmx-stress x86_64 x86_64 $VMX kvm-stress --emulator bochs --smp 2 \
+	--append "pti=on $ISO asi.stress=20,3,1,1,1" "${NMI_TRACES[@]}" --timeout 900
 
 # The option built out, and arm64.
 boot x86-noasi            x86_64-noasi x86_64-noasi $NPT kunit,kvm-smoke
