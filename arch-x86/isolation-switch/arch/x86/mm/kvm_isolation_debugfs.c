@@ -48,6 +48,7 @@ static int iso_stats_show(struct seq_file *m, void *v)
 	seq_printf(m, "vmexits_inside %llu\n", s.vmexits_inside);
 	seq_printf(m, "vmexits_outside %llu\n", s.vmexits_outside);
 	seq_printf(m, "l1d_flush_requests %llu\n", s.l1d_flush_requests);
+	seq_printf(m, "paranoid_trips %llu\n", s.paranoid_trips);
 	seq_printf(m, "pagetable_pages %lu\n", kvm_isolation_pgtable_pages());
 	kvm_isolation_show_summary(m);
 	return 0;

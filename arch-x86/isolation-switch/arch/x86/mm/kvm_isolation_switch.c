@@ -224,6 +224,7 @@ void kvm_isolation_get_stats(struct kvm_isolation_stats *sum)
 		sum->vmexits_inside += READ_ONCE(s->vmexits_inside);
 		sum->vmexits_outside += READ_ONCE(s->vmexits_outside);
 		sum->l1d_flush_requests += READ_ONCE(s->l1d_flush_requests);
+		sum->paranoid_trips += READ_ONCE(s->paranoid_trips);
 	}
 }
 EXPORT_SYMBOL_GPL(kvm_isolation_get_stats);

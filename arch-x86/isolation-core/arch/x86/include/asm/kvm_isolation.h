@@ -9,6 +9,7 @@
 #include <linux/jump_label.h>
 #include <linux/percpu-defs.h>
 #include <linux/types.h>
+#include <asm/hardirq.h>
 
 struct dentry;
 struct seq_file;
@@ -58,6 +59,7 @@ struct kvm_isolation_stats {
 	u64 vmexits_inside;	/* VM-exits handled without leaving */
 	u64 vmexits_outside;	/* VM-exits after which isolation was left */
 	u64 l1d_flush_requests;
+	u64 paranoid_trips;	/* NMI, #MC, #DB taken while isolated */
 };
 
 /* One seen faulting instruction. */
@@ -141,6 +143,21 @@ static __always_inline void kvm_isolation_interrupt(void)
 }
 
 /*
+ * An NMI, #MC or #DB taken while isolated: the paranoid entry path ran it on
+ * full mappings and returns to the restricted table.  What it touched may
+ * be in the L1D: request a flush before the next VM-entry, like a leave.
+ * From the handlers' noinstr parts, so inline only.
+ */
+static __always_inline void kvm_isolation_paranoid_trip(void)
+{
+	if (kvm_isolation() && this_cpu_read(kvm_isolation_cpu.iso)) {
+		this_cpu_inc(kvm_isolation_cpu.stats.paranoid_trips);
+		this_cpu_inc(kvm_isolation_cpu.stats.l1d_flush_requests);
+		kvm_set_cpu_l1tf_flush_l1d();
+	}
+}
+
+/*
  * Around an NMI or machine check that KVM dispatches itself (VMX), which
  * the paranoid entry path would otherwise have moved to full mappings.
  */
@@ -169,6 +186,8 @@ static __always_inline bool kvm_isolation(void)
 }
 
 static __always_inline void kvm_isolation_interrupt(void) {}
+
+static __always_inline void kvm_isolation_paranoid_trip(void) {}
 
 static __always_inline unsigned long kvm_isolation_cr3(void) { return 0; }
 
