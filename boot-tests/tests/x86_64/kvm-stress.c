@@ -202,7 +202,7 @@ int main(int argc, char **argv)
 	pthread_t vt[GUEST_MAX_VCPUS], ct, nt;
 	struct kvm_ioeventfd ioev;
 	struct iso_stats idle, end;
-	int64_t deadline, faults, inside, outside, pages_idle, pages_end;
+	int64_t deadline, faults, inside, outside, pages_idle, pages_end, trips, requests, leaves;
 	int i, ok, efd, errors = 0;
 	unsigned long exits = 0;
 	struct guest g;
@@ -223,7 +223,7 @@ int main(int argc, char **argv)
 	if (guest_create(&g, stress_guest_start, stress_guest_end - stress_guest_start) == -ENOENT)
 		kvm_missing();
 	guest_destroy(&g);
-	ktap_plan(6);
+	ktap_plan(7);
 
 	/* The idle value: no VM exists now. */
 	ok = iso_read_stats(&idle);
@@ -303,11 +303,14 @@ int main(int argc, char **argv)
 	inside = ok ? iso_stat(&end, "vmexits_inside") - iso_stat(&idle, "vmexits_inside") : 0;
 	outside = ok ? iso_stat(&end, "vmexits_outside") - iso_stat(&idle, "vmexits_outside") : 0;
 	pages_end = ok ? iso_stat(&end, "pagetable_pages") : -1;
+	trips = ok ? iso_stat(&end, "paranoid_trips") - iso_stat(&idle, "paranoid_trips") : -1;
+	requests = ok ? iso_stat(&end, "l1d_flush_requests") - iso_stat(&idle, "l1d_flush_requests") : -1;
+	leaves = ok ? iso_stat_sum(&end, "exits_") - iso_stat_sum(&idle, "exits_") : -1;
 	if (ok) {
 		char *line, *save, name[64];
 		long long val;
 
-		/* What the run moved: every counter's difference. */
+		/* What the run moved: every counter's difference (end.text is consumed). */
 		for (line = strtok_r(end.text, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
 			if (sscanf(line, "%63s %lld", name, &val) == 2 &&
 			    strncmp(name, "mapped_kib_", 11) && strncmp(name, "pagetable_pages", 15) &&
@@ -320,6 +323,19 @@ int main(int argc, char **argv)
 		ktap_result(faults == 0, "no_isolation_faults");
 	else
 		ktap_skip("no_isolation_faults (isolation off)");
+	/*
+	 * NMIs that hit a CPU while isolated (in guest mode, or handling an
+	 * exit inside) run on full mappings: each must request an L1D flush
+	 * as a leave does.  Every request is a leave's or such a trip's.
+	 */
+	if (iso_expected() && nmi) {
+		ktap_diag("%ld NMI rounds; %lld NMI, #MC or #DB taken while isolated; %lld L1D flush requests for %lld leaves",
+			  atomic_load(&nmis), (long long)trips, (long long)requests, (long long)leaves);
+		ktap_result(ok && trips >= 1 && requests == leaves + trips,
+			    "nmis_while_isolated_request_flushes");
+	} else {
+		ktap_skip("nmis_while_isolated_request_flushes (isolation or NMIs off)");
+	}
 	ktap_diag("page-table pages: %lld idle, %lld after the run",
 		  (long long)pages_idle, (long long)pages_end);
 	ktap_result(pages_end == pages_idle, "pagetable_pages_back_to_idle");
