@@ -15,8 +15,16 @@ mkdir -p "$RESULTS"
 
 # The C files of the x86 build the series touches (KUnit tests are
 # #included by the file they test).
-files=$(git -C "$TREE" diff --name-only pristine..asi -- '*.c' |
-	grep -E '^(arch/x86|virt/kvm)/' | grep -v '_test\.c$')
+files=
+for f in $(git -C "$TREE" diff --name-only pristine..asi -- '*.c' |
+	   grep -E '^(arch/x86|virt/kvm)/' | grep -v '_test\.c$'); do
+	# Hooks in code the test configuration does not build (the MCE core).
+	if [ -f "$BUILD/x86_64/${f%.c}.o" ]; then
+		files="$files $f"
+	else
+		say "not built in the x86_64 configuration, not checked: $f"
+	fi
+done
 objs=$(echo "$files" | sed 's/\.c$/.o/')
 
 say "sparse and W=1 on $(echo "$files" | wc -w) files the series touches"
