@@ -37,6 +37,11 @@ BENIGN = re.compile(r'asi-init:|Unknown kernel command line|'
                     r'\.\.\. MAX_|\.\.\. CHAINHASH|\.\.\. CLASSHASH|'
                     r'memory used by lock dependency info|per task-struct memory footprint')
 
+# The booting kernel's banner, at the start of a console line.  Only the
+# first column counts: a test may quote a nested guest's console ("#   Linux
+# version ..."), and that is not this kernel booting again.
+KERNEL_BANNER = re.compile(r'^(\[\s*\d+\.\d+\] )?Linux version ')
+
 QEMU = {
     'x86_64': ('qemu-system-x86_64', ['-M', 'pc'], 'console=ttyS0'),
     'arm64': ('qemu-system-aarch64', ['-M', 'virt,virtualization=on,gic-version=3'],
@@ -239,7 +244,7 @@ def run(emu, log_path, timeout, quiet):
                 line = raw.decode('utf-8', 'replace').rstrip('\r')
                 lines.append(line)
                 log.write(line + '\n')
-                boots += 'Linux version ' in line
+                boots += bool(KERNEL_BANNER.match(line))
                 if not quiet and (line.startswith('asi-init: running') or
                                   (BADNESS.search(line) and not BENIGN.search(line))):
                     print(f'    | {line}', flush=True)
@@ -381,7 +386,7 @@ def main():
     lines, rc, why = run(emu, log_path, a.timeout, a.quiet)
     secs = time.monotonic() - start
 
-    if not why and not emu.powered_off(rc) and not any('Linux version' in ln for ln in lines):
+    if not why and not emu.powered_off(rc) and not any(KERNEL_BANNER.match(ln) for ln in lines):
         print(f'run-boot: {a.emulator} exited {rc} before the kernel printed anything:',
               file=sys.stderr)
         print('\n'.join(lines[-20:]), file=sys.stderr)
