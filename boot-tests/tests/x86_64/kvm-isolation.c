@@ -75,6 +75,7 @@ GUEST_CODE(kick_guest,
 	"out %al, $0xe0\n"
 	"2: jmp 2b\n");
 #define KICKS		1000
+#define SHUTDOWN_TRIES	5
 
 /* An exception with no handler: a triple fault, KVM_EXIT_SHUTDOWN. */
 GUEST_CODE(shutdown_guest,
@@ -208,7 +209,7 @@ int main(void)
 	bool expected = iso_expected(), have_stats;
 	/* The CPU gives the next RIP: VMX always, SVM with NRIP save. */
 	bool next_rip = cpu_has_flag("nrip_save") || cpu_has_flag("vmx");
-	int64_t enabled, user_exits;
+	int64_t enabled, user_exits, resets;
 	long long flushes_before;
 	struct kvm_ioeventfd ioev;
 	uint64_t kicks = 0;
@@ -308,18 +309,39 @@ int main(void)
 		ktap_skip("shutdown_leaves_for_reset (asi.no_triple_fault: the emulator resets the host on a guest triple fault)");
 		goto fault_log;
 	}
-	ok = guest_create(&p, shutdown_guest_start, shutdown_guest_end - shutdown_guest_start) == 0 &&
-	     guest_add_vcpu(&p) == 0;
+	/*
+	 * A host interrupt taken between the VM-exit and the SHUTDOWN handler
+	 * (SVM enables interrupts there) leaves isolation first; the reset
+	 * then runs outside and counts nothing.  So every VM's triple fault
+	 * must be accounted for: a leave for the reset, or an interrupt that
+	 * left before it.  A few VMs make a reset leave certain to be seen.
+	 */
 	iso_read_stats(&before);
-	ok = ok && run_until(&p, KVM_EXIT_SHUTDOWN);
-	ktap_diag("triple fault: isolation left for a vCPU reset %lld times, %lld faults",
-		  (long long)moved(&before, "exits_reset"), (long long)moved(&before, "faults"));
+	for (i = 0, ok = 1, resets = 0; ok && i < SHUTDOWN_TRIES && !resets; i++) {
+		struct iso_stats at;
+		int64_t irqs;
+
+		iso_read_stats(&at);
+		ok = guest_create(&p, shutdown_guest_start,
+				  shutdown_guest_end - shutdown_guest_start) == 0 &&
+		     guest_add_vcpu(&p) == 0 && run_until(&p, KVM_EXIT_SHUTDOWN);
+		guest_destroy(&p);
+		resets = moved(&at, "exits_reset");
+		irqs = moved(&at, "exits_interrupt");
+		if (expected && cpu_has_flag("svm") && !resets) {
+			ktap_diag("triple fault in VM %d: no reset leave, %lld interrupt leave(s) first",
+				  i + 1, (long long)irqs);
+			ok = ok && irqs > 0;
+		}
+	}
+	resets = moved(&before, "exits_reset");
+	ktap_diag("triple fault: isolation left for a vCPU reset %lld times in %d VM(s), %lld faults",
+		  (long long)resets, i, (long long)moved(&before, "faults"));
 	if (expected && cpu_has_flag("svm"))
-		ok = ok && moved(&before, "exits_reset") >= 1;
+		ok = ok && resets >= 1;
 	else if (!expected)
 		ok = ok && never_entered(&before);
 	ktap_result(ok && !moved(&before, "faults"), "shutdown_leaves_for_reset");
-	guest_destroy(&p);
 
 fault_log:
 	sites = have_stats ? iso_fault_sites() : 0;
