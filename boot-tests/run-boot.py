@@ -263,9 +263,22 @@ def run(emu, log_path, timeout, quiet):
     return lines, rc, why
 
 
+# Lines a kernel stack dump is made of (x86 and arm64): an allowed trace
+# covers these and nothing else.
+TRACE_LINE = re.compile(
+    r'^(\s|CPU: \d|Hardware name:|RIP: |Code: |RSP: |RAX: |RDX: |RBP: |R1[03]: |'
+    r'FS: |CS: |CR2: |DR[036]: |PKRU: |Call [Tt]race:|Sending NMI from|'
+    r'pc : |lr : |sp : |pstate: |x\d+: )')
+
+
 def console_problems(lines, allow):
-    """Badness lines outside the KTAP dump and outside allowed traces."""
-    bad, in_dump, allowed_left = [], False, 0
+    """Badness lines outside the KTAP dump and outside allowed traces.
+
+    An allowed trace starts at a line matching one of @allow and ends after
+    its </TASK>, or before the first line that is not part of a stack dump
+    (a one-line "NMI backtrace ... skipped" has no body at all).
+    """
+    bad, in_dump, in_trace = [], False, False
     allow_re = [re.compile(r) for r in allow]
     for line in lines:
         if line.startswith('ASI-KTAP-BEGIN'):
@@ -276,12 +289,12 @@ def console_problems(lines, allow):
         if in_dump:
             continue
         if any(r.search(line) for r in allow_re):
-            allowed_left = 200
-        if allowed_left:
-            allowed_left -= 1
-            if '</TASK>' in line:
-                allowed_left = 0
+            in_trace = True
             continue
+        if in_trace and TRACE_LINE.match(line):
+            in_trace = '</TASK>' not in line
+            continue
+        in_trace = False
         if BADNESS.search(line) and not BENIGN.search(line):
             bad.append(line)
     return bad
