@@ -45,8 +45,10 @@ NMI_TRACES=(--allow-trace "NMI backtrace for cpu" --allow-trace "sysrq: Show bac
 
 # The option built in: isolation off and on, with PTI on and off, on nested
 # paging and shadow paging.  Isolation is on only with PTI; kvm-isolation
-# checks the counters either way.  The KUnit suites run in the first boot.
-boot x86-npt-ption-isooff     x86_64 x86_64 $NPT    kunit,kvm-smoke,kvm-isolation --append "pti=on"
+# checks the counters either way.  The KUnit suites run in the first boot,
+# which must run the isolation suite with all its cases.
+boot x86-npt-ption-isooff     x86_64 x86_64 $NPT    kunit,kvm-smoke,kvm-isolation \
+	--append "pti=on asi.kunit=kvm_isolation:13"
 # A short kvm-bench: no isolation fault in any exit class but fresh memory.
 boot x86-npt-ption-isoon      x86_64 x86_64 $NPT    kvm-smoke,kvm-isolation,kvm-secrets,kvm-debugfs,kvm-bench \
 	--append "pti=on $ISO asi.bench=0.2,1"
