@@ -201,8 +201,10 @@ int main(int argc, char **argv)
 	struct vcpu_state v[GUEST_MAX_VCPUS];
 	pthread_t vt[GUEST_MAX_VCPUS], ct, nt;
 	struct kvm_ioeventfd ioev;
-	struct iso_stats idle, end;
-	int64_t deadline, faults, inside, outside, pages_idle, pages_end, trips, requests, leaves;
+	struct iso_stats idle, end, running;
+	int64_t deadline, faults, inside, outside, pages_idle, pages_end, pages_peak = -1;
+	int64_t enters, trips, requests, leaves;
+	bool expected = iso_expected();
 	int i, ok, efd, errors = 0;
 	unsigned long exits = 0;
 	struct guest g;
@@ -223,11 +225,13 @@ int main(int argc, char **argv)
 	if (guest_create(&g, stress_guest_start, stress_guest_end - stress_guest_start) == -ENOENT)
 		kvm_missing();
 	guest_destroy(&g);
-	ktap_plan(7);
+	ktap_plan(9);
 
-	/* The idle value: no VM exists now. */
+	/* The idle value: no VM exists now.  With isolation on, stats must be readable. */
 	ok = iso_read_stats(&idle);
 	pages_idle = ok ? iso_stat(&idle, "pagetable_pages") : -1;
+	if (expected && !ok)
+		ktap_diag("cannot read " ISO_DIR "/stats");
 
 	ok = guest_create(&g, stress_guest_start, stress_guest_end - stress_guest_start) == 0;
 	for (i = 0; ok && i < nr; i++) {
@@ -258,6 +262,9 @@ int main(int argc, char **argv)
 	deadline = now_ms() + seconds * 1000LL;
 	for (i = 0; now_ms() < deadline; i = (i + 1) % nr) {
 		usleep(500000);
+		/* The VMs' tables exist while they run: the peak must exceed idle. */
+		if (iso_read_stats(&running) && iso_stat(&running, "pagetable_pages") > pages_peak)
+			pages_peak = iso_stat(&running, "pagetable_pages");
 		if (!replace)
 			continue;
 		atomic_store(&v[i].stop, 1);
@@ -300,6 +307,7 @@ int main(int argc, char **argv)
 
 	ok = iso_read_stats(&end);
 	faults = ok ? iso_stat(&end, "faults") - iso_stat(&idle, "faults") : -1;
+	enters = ok ? iso_stat(&end, "enters") - iso_stat(&idle, "enters") : -1;
 	inside = ok ? iso_stat(&end, "vmexits_inside") - iso_stat(&idle, "vmexits_inside") : 0;
 	outside = ok ? iso_stat(&end, "vmexits_outside") - iso_stat(&idle, "vmexits_outside") : 0;
 	pages_end = ok ? iso_stat(&end, "pagetable_pages") : -1;
@@ -319,16 +327,21 @@ int main(int argc, char **argv)
 		ktap_diag("VM-exits handled inside isolation: %.1f%%",
 			  inside + outside ? 100.0 * inside / (inside + outside) : 0.0);
 	}
-	if (iso_expected())
+	if (expected) {
+		ktap_diag("isolation entered %lld times, %lld faults", (long long)enters,
+			  (long long)faults);
+		ktap_result(enters > 0, "isolation_entered");
 		ktap_result(faults == 0, "no_isolation_faults");
-	else
+	} else {
+		ktap_skip("isolation_entered (isolation off)");
 		ktap_skip("no_isolation_faults (isolation off)");
+	}
 	/*
 	 * NMIs that hit a CPU while isolated (in guest mode, or handling an
 	 * exit inside) run on full mappings: each must request an L1D flush
 	 * as a leave does.  Every request is a leave's or such a trip's.
 	 */
-	if (iso_expected() && nmi) {
+	if (expected && nmi) {
 		ktap_diag("%ld NMI rounds; %lld NMI, #MC or #DB taken while isolated; %lld L1D flush requests for %lld leaves",
 			  atomic_load(&nmis), (long long)trips, (long long)requests, (long long)leaves);
 		ktap_result(ok && trips >= 1 && requests == leaves + trips,
@@ -336,8 +349,17 @@ int main(int argc, char **argv)
 	} else {
 		ktap_skip("nmis_while_isolated_request_flushes (isolation or NMIs off)");
 	}
-	ktap_diag("page-table pages: %lld idle, %lld after the run",
-		  (long long)pages_idle, (long long)pages_end);
-	ktap_result(pages_end == pages_idle, "pagetable_pages_back_to_idle");
+	ktap_diag("page-table pages: %lld idle, %lld at the peak of the run, %lld after it",
+		  (long long)pages_idle, (long long)pages_peak, (long long)pages_end);
+	if (expected) {
+		/* Readable values (not -1 == -1), tables built, and all freed. */
+		ktap_result(pages_idle >= 0 && pages_peak > pages_idle,
+			    "pagetable_pages_above_idle_while_running");
+		ktap_result(pages_idle >= 0 && pages_end == pages_idle,
+			    "pagetable_pages_back_to_idle");
+	} else {
+		ktap_skip("pagetable_pages_above_idle_while_running (isolation off)");
+		ktap_result(pages_end == pages_idle, "pagetable_pages_back_to_idle");
+	}
 	return ktap_exit_code();
 }
