@@ -47,7 +47,13 @@ struct kvm_x86_isolation {
 	struct kvm_isolation *iso;
 	struct mutex lock;		/* protects tasks and buses */
 	struct list_head tasks;
+	/*
+	 * The bus each kvm->buses[] entry points to, when it is mapped (NULL
+	 * when its mapping failed: I/O on it leaves isolation), and the bus
+	 * it replaced, mapped until no SRCU reader can see it.
+	 */
 	struct kvm_io_bus *buses[KVM_NR_BUSES];
+	struct kvm_io_bus *retired[KVM_NR_BUSES];
 	bool pic;			/* the in-kernel PIC is mapped */
 	bool dying;			/* no vCPU runs again: skip unmapping */
 	/*
@@ -314,37 +320,58 @@ void kvm_x86_isolation_unmap_objs(struct kvm *kvm, const struct kvm_isolation_ob
 }
 EXPORT_SYMBOL_GPL(kvm_x86_isolation_unmap_objs);
 
-/* Map the I/O buses that changed since last time, unmap the replaced ones. */
-static int kvm_x86_isolation_map_buses(struct kvm *kvm)
+/* Map @bus, about to be published as bus @idx; the old one is retired. */
+static int kvm_x86_isolation_map_bus(struct kvm_x86_isolation *xi, enum kvm_bus idx,
+				     struct kvm_io_bus *bus)
 {
-	struct kvm_x86_isolation *xi = kvm->arch.isolation;
-	struct kvm_io_bus *bus;
-	int i, ret = 0;
+	int ret = 0;
 
-	mutex_lock(&xi->lock);
-	for (i = 0; i < KVM_NR_BUSES && !ret; i++) {
-		bus = rcu_dereference_protected(kvm->buses[i], 1);
-		if (bus == xi->buses[i])
-			continue;
-		if (bus)
-			ret = kvm_isolation_map(xi->iso, bus,
-						struct_size(bus, range, bus->dev_count),
-						KVM_ISOLATION_PTE, "VM");
-		if (ret)
-			break;
-		if (xi->buses[i])
-			kvm_isolation_unmap(xi->iso, xi->buses[i]);
-		xi->buses[i] = bus;
-	}
-	mutex_unlock(&xi->lock);
+	lockdep_assert_held(&xi->lock);
+	WARN_ON_ONCE(xi->retired[idx]);
+	xi->retired[idx] = xi->buses[idx];
+	if (bus)
+		ret = kvm_isolation_map(xi->iso, bus, struct_size(bus, range, bus->dev_count),
+					KVM_ISOLATION_PTE, "VM");
+	WRITE_ONCE(xi->buses[idx], ret ? NULL : bus);
 	return ret;
 }
 
+/*
+ * Map a new I/O bus before it is published: a vCPU that reads it at once,
+ * inside isolation, finds it mapped.  If that fails, I/O on the bus leaves
+ * isolation first (kvm_x86_isolation_io()).
+ */
+void kvm_arch_bus_publish(struct kvm *kvm, enum kvm_bus idx, struct kvm_io_bus *bus)
+{
+	struct kvm_x86_isolation *xi = kvm->arch.isolation;
+	int ret;
+
+	if (!xi)
+		return;
+	mutex_lock(&xi->lock);
+	ret = kvm_x86_isolation_map_bus(xi, idx, bus);
+	mutex_unlock(&xi->lock);
+	if (ret)
+		pr_warn_ratelimited("VM %d: mapping I/O bus %d failed (%d), its I/O leaves isolation\n",
+				    kvm->userspace_pid, idx, ret);
+}
+
+/* No SRCU reader sees @old any more, and it is about to be freed: unmap it. */
 void kvm_arch_buses_updated(struct kvm *kvm, struct kvm_io_bus *old)
 {
-	if (kvm->arch.isolation && kvm_x86_isolation_map_buses(kvm))
-		pr_warn_ratelimited("VM %d: mapping an I/O bus failed, its exits will fault\n",
-				    kvm->userspace_pid);
+	struct kvm_x86_isolation *xi = kvm->arch.isolation;
+	int i;
+
+	if (!xi || !old)
+		return;
+	mutex_lock(&xi->lock);
+	for (i = 0; i < KVM_NR_BUSES; i++) {
+		if (xi->retired[i] != old)
+			continue;
+		kvm_isolation_unmap(xi->iso, old);
+		xi->retired[i] = NULL;
+	}
+	mutex_unlock(&xi->lock);
 }
 
 /*
@@ -357,7 +384,7 @@ int kvm_arch_vm_postcreate(struct kvm *kvm)
 	static atomic_t vm_seq;
 	struct kvm_x86_isolation *xi;
 	char name[24];
-	int ret;
+	int i, ret;
 
 	if (!kvm_isolation())
 		return 0;
@@ -382,8 +409,12 @@ int kvm_arch_vm_postcreate(struct kvm *kvm)
 	if (!ret)
 		ret = kvm_isolation_map_percpu(xi->iso, kvm->srcu.sda, sizeof(*kvm->srcu.sda),
 					       "VM");
-	if (!ret)
-		ret = kvm_x86_isolation_map_buses(kvm);
+	for (i = 0; i < KVM_NR_BUSES && !ret; i++) {
+		mutex_lock(&xi->lock);
+		ret = kvm_x86_isolation_map_bus(xi, i,
+						rcu_dereference_protected(kvm->buses[i], 1));
+		mutex_unlock(&xi->lock);
+	}
 	if (!ret)
 		ret = static_call(kvm_x86_isolation_map_vm)(kvm);
 	if (ret)
@@ -446,6 +477,7 @@ void kvm_x86_isolation_vm_predestroy(struct kvm *kvm)
 		if (xi->buses[i])
 			kvm_isolation_unmap(xi->iso, xi->buses[i]);
 		xi->buses[i] = NULL;
+		WARN_ON_ONCE(xi->retired[i]);
 	}
 	/*
 	 * From here the address space is never loaded again and goes as a
@@ -655,6 +687,12 @@ void kvm_x86_isolation_io(struct kvm_vcpu *vcpu, enum kvm_bus bus_idx, gpa_t add
 
 	if (!xi)
 		return;
+	/* A bus whose mapping failed: reading it would fault. */
+	if (srcu_dereference(vcpu->kvm->buses[bus_idx], &vcpu->kvm->srcu) !=
+	    READ_ONCE(xi->buses[bus_idx])) {
+		kvm_x86_isolation_exit(vcpu, KVM_ISOLATION_EXIT_IO);
+		return;
+	}
 	dev = kvm_io_bus_get_dev(vcpu->kvm, bus_idx, addr);
 	if (!dev)
 		return;
