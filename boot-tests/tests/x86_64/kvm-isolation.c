@@ -18,6 +18,8 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <unistd.h>
 #include <string.h>
@@ -60,6 +62,49 @@ GUEST_CODE(pic_guest,
 	"jnz 1b\n"
 	"out %al, $0xe0\n"
 	"2: jmp 2b\n");
+
+/*
+ * PIC reads, handled inside isolation through the PIO bus, with an exit to
+ * user space every 100: each KVM_RUN then starts with the bus as it is now.
+ */
+GUEST_CODE(bus_guest,
+	"1: mov $100, %r8d\n"
+	"2: in $0x21, %al\n"
+	"dec %r8d\n"
+	"jnz 2b\n"
+	"out %al, $0xe1\n"
+	"jmp 1b\n");
+#define BUS_SWAPS	500
+#define BUS_SWAP_PORT	0xe8
+
+/*
+ * Replace the PIO bus BUS_SWAPS times: each ioeventfd assigned or
+ * deassigned installs a new copy of the bus and frees the old one. 
+ */
+struct bus_swapper {
+	int vm_fd;
+	int swaps;
+	atomic_int done;
+};
+
+static void *swap_buses(void *arg)
+{
+	struct bus_swapper *s = arg;
+	int efd = eventfd(0, EFD_NONBLOCK);
+	struct kvm_ioeventfd ioev = { .addr = BUS_SWAP_PORT, .len = 1, .fd = efd };
+
+	while (efd >= 0 && s->swaps < BUS_SWAPS) {
+		ioev.flags = KVM_IOEVENTFD_FLAG_PIO |
+			     (s->swaps & 1 ? KVM_IOEVENTFD_FLAG_DEASSIGN : 0);
+		if (ioctl(s->vm_fd, KVM_IOEVENTFD, &ioev))
+			break;
+		s->swaps++;
+	}
+	if (efd >= 0)
+		close(efd);
+	atomic_store(&s->done, 1);
+	return NULL;
+}
 
 /*
  * 1000 writes to an MMIO address an ioeventfd of length 0 claims: how a
@@ -219,7 +264,7 @@ int main(void)
 
 	if (guest_create(&g, iso_guest_start, iso_guest_end - iso_guest_start) == -ENOENT)
 		kvm_missing();
-	ktap_plan(13);
+	ktap_plan(14);
 	ok = guest_add_vcpu(&g) == 0;
 	have_stats = iso_read_stats(&before);
 	ktap_diag("isolation %s (kvm.address_space_isolation=1 %s, pti=on %s)",
@@ -263,6 +308,35 @@ int main(void)
 		ktap_result(mostly_inside(&before, "PIC port I/O", LOOPS), "pic_exits_inside");
 	else
 		ktap_result(never_entered(&before), "pic_exits_never_entered");
+	guest_destroy(&p);
+
+	/*
+	 * I/O buses replaced while a vCPU runs: a vCPU that re-enters between
+	 * the new bus's publication and its mapping must leave before reading
+	 * it, not fault; the old bus, freed afterwards, must not stay mapped.
+	 */
+	ok = guest_create(&p, bus_guest_start, bus_guest_end - bus_guest_start) == 0 &&
+	     ioctl(p.vm_fd, KVM_CREATE_IRQCHIP, 0) == 0 && guest_add_vcpu(&p) == 0;
+	iso_read_stats(&before);
+	if (ok) {
+		struct bus_swapper swapper = { .vm_fd = p.vm_fd };
+		pthread_t t;
+		int runs = 0;
+
+		ok = pthread_create(&t, NULL, swap_buses, &swapper) == 0;
+		while (ok && !atomic_load(&swapper.done)) {
+			ok = run_until(&p, KVM_EXIT_IO);
+			runs++;
+		}
+		pthread_join(t, NULL);
+		ktap_diag("%d bus replacements during %d runs of PIC reads: %lld faults, %lld enters",
+			  swapper.swaps, runs, (long long)moved(&before, "faults"),
+			  (long long)moved(&before, "enters"));
+		ok = ok && swapper.swaps == BUS_SWAPS;
+	}
+	ktap_result(ok && (expected ? !moved(&before, "faults") && moved(&before, "enters") > 0 :
+				       never_entered(&before)),
+		    "bus_replaced_while_running_no_faults");
 	guest_destroy(&p);
 
 	/*
