@@ -401,7 +401,13 @@ int kvm_arch_vm_postcreate(struct kvm *kvm)
 	mutex_init(&xi->lock);
 	INIT_LIST_HEAD(&xi->tasks);
 	xa_init(&xi->optional);
+	/*
+	 * The VM is on vm_list already: publish and withdraw under kvm_lock,
+	 * which the debugfs check holds while it reads arch.isolation.
+	 */
+	mutex_lock(&kvm_lock);
 	kvm->arch.isolation = xi;
+	mutex_unlock(&kvm_lock);
 
 	ret = kvm_isolation_map(xi->iso, kvm, kvm_x86_ops.vm_size, KVM_ISOLATION_PTE, "VM");
 	if (!ret)
@@ -425,7 +431,9 @@ int kvm_arch_vm_postcreate(struct kvm *kvm)
 	return 0;
 
 err_destroy:
+	mutex_lock(&kvm_lock);
 	kvm->arch.isolation = NULL;
+	mutex_unlock(&kvm_lock);
 	kvm_isolation_destroy(xi->iso);
 err_free:
 	kfree(xi);
