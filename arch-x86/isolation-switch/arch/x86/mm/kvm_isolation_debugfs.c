@@ -6,6 +6,8 @@
  *   stats   counters, one "name value" per line; writing 0 resets them
  *   faults  the isolation fault log: count, instruction, address, error code
  *   ranges  every mapped range: instance, owner, start, end, bytes, level
+ *   canary  (with the KUnit tests built) writing N makes each CPU's next N
+ *           isolated VM-entries read a page nothing maps: canary_faults
  */
 
 #define pr_fmt(fmt) "KVM isolation: " fmt
@@ -49,6 +51,7 @@ static int iso_stats_show(struct seq_file *m, void *v)
 	seq_printf(m, "vmexits_outside %llu\n", s.vmexits_outside);
 	seq_printf(m, "l1d_flush_requests %llu\n", s.l1d_flush_requests);
 	seq_printf(m, "paranoid_trips %llu\n", s.paranoid_trips);
+	seq_printf(m, "canary_faults %llu\n", s.canary_faults);
 	seq_printf(m, "pagetable_pages %lu\n", kvm_isolation_pgtable_pages());
 	kvm_isolation_show_summary(m);
 	return 0;
@@ -101,6 +104,26 @@ static int iso_faults_show(struct seq_file *m, void *v)
 DEFINE_SHOW_ATTRIBUTE(iso_faults);
 DEFINE_SHOW_ATTRIBUTE(kvm_isolation_ranges);
 
+#ifdef CONFIG_KVM_ADDRESS_SPACE_ISOLATION_KUNIT_TEST
+static ssize_t iso_canary_write(struct file *file, const char __user *buf, size_t len,
+				loff_t *ppos)
+{
+	unsigned int n;
+	int ret = kstrtouint_from_user(buf, len, 0, &n);
+
+	if (!ret)
+		ret = kvm_isolation_arm_canary(n);
+	return ret ? ret : len;
+}
+
+static const struct file_operations iso_canary_fops = {
+	.owner = THIS_MODULE,
+	.open = simple_open,
+	.write = iso_canary_write,
+	.llseek = noop_llseek,
+};
+#endif
+
 /**
  * kvm_isolation_debugfs_init() - create the isolation files in debugfs
  * @parent: KVM's debugfs directory; the files go away with it
@@ -114,6 +137,9 @@ struct dentry *kvm_isolation_debugfs_init(struct dentry *parent)
 	debugfs_create_file("stats", 0644, dir, NULL, &iso_stats_fops);
 	debugfs_create_file("faults", 0444, dir, NULL, &iso_faults_fops);
 	debugfs_create_file("ranges", 0444, dir, NULL, &kvm_isolation_ranges_fops);
+#ifdef CONFIG_KVM_ADDRESS_SPACE_ISOLATION_KUNIT_TEST
+	debugfs_create_file("canary", 0200, dir, NULL, &iso_canary_fops);
+#endif
 	return dir;
 }
 EXPORT_SYMBOL_GPL(kvm_isolation_debugfs_init);

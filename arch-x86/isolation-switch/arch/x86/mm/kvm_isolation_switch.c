@@ -23,6 +23,7 @@
 #include <linux/kallsyms.h>
 #include <linux/mm.h>
 #include <linux/mmu_context.h>
+#include <linux/mutex.h>
 #include <linux/module.h>
 #include <linux/sched/debug.h>
 #include <linux/spinlock.h>
@@ -225,6 +226,7 @@ void kvm_isolation_get_stats(struct kvm_isolation_stats *sum)
 		sum->vmexits_outside += READ_ONCE(s->vmexits_outside);
 		sum->l1d_flush_requests += READ_ONCE(s->l1d_flush_requests);
 		sum->paranoid_trips += READ_ONCE(s->paranoid_trips);
+		sum->canary_faults += READ_ONCE(s->canary_faults);
 	}
 }
 EXPORT_SYMBOL_GPL(kvm_isolation_get_stats);
@@ -310,22 +312,88 @@ static bool iso_log_fault(unsigned long ip, unsigned long address, unsigned long
 	return new;
 }
 
+#ifdef CONFIG_KVM_ADDRESS_SPACE_ISOLATION_KUNIT_TEST
+/*
+ * The canary, for tests: a page of its own that no isolated address space
+ * maps.  Armed, each CPU's next isolated VM-entries read it at the last
+ * point before entering the guest; every read must fault, and is counted
+ * in canary_faults (not in faults).  Seeing them proves that the restricted
+ * page table, not the full one, was loaded.
+ */
+static unsigned long iso_canary;
+static DEFINE_MUTEX(iso_canary_lock);
+
+/**
+ * kvm_isolation_arm_canary() - make the next isolated VM-entries read the canary
+ * @n: how many on each CPU; 0 disarms
+ *
+ * Return: 0, or -ENOMEM if the canary page could not be allocated.
+ */
+int kvm_isolation_arm_canary(unsigned int n)
+{
+	int cpu;
+
+	mutex_lock(&iso_canary_lock);
+	if (!iso_canary)
+		iso_canary = get_zeroed_page(GFP_KERNEL);
+	mutex_unlock(&iso_canary_lock);
+	if (!iso_canary)
+		return -ENOMEM;
+	for_each_possible_cpu(cpu) {
+		per_cpu(kvm_isolation_cpu, cpu).canary_page = iso_canary;
+		WRITE_ONCE(per_cpu(kvm_isolation_cpu, cpu).canary_left, n);
+	}
+	return 0;
+}
+
+/**
+ * kvm_isolation_touch_canary() - read the canary if armed and isolated
+ *
+ * Called by the vendor modules just before VM-entry, after everything that
+ * might leave isolation: the read must fault and leave.
+ */
+void kvm_isolation_touch_canary(void)
+{
+	struct kvm_isolation_cpu *c = this_cpu_ptr(&kvm_isolation_cpu);
+
+	if (likely(!READ_ONCE(c->canary_left)) || !c->iso)
+		return;
+	c->canary_left--;
+	READ_ONCE(*(unsigned long *)c->canary_page);
+}
+EXPORT_SYMBOL_GPL(kvm_isolation_touch_canary);
+
+static bool iso_is_canary(unsigned long address)
+{
+	return iso_canary && (address & PAGE_MASK) == iso_canary;
+}
+#else
+static bool iso_is_canary(unsigned long address)
+{
+	return false;
+}
+#endif
+
 /**
  * kvm_isolation_fault_switch() - first thing on a page fault: leave the restricted table
  *
  * Called at the top of exc_page_fault(), before anything that might touch
  * memory the restricted table does not map and fault again.  When CR3 is
- * this CPU's isolated one, switch to the kernel half and note it for
- * kvm_isolation_handle_fault(), which does the rest.
+ * this CPU's isolated one, switch to the kernel half.
+ *
+ * Return: true if it switched: the fault is then for
+ * kvm_isolation_handle_fault(), which does the rest.  The caller keeps the
+ * answer for its own fault, so an early return (an async page fault) or a
+ * nested fault leaves nothing behind.
  */
-noinstr void kvm_isolation_fault_switch(void)
+noinstr bool kvm_isolation_fault_switch(void)
 {
 	unsigned long cr3 = this_cpu_read(kvm_isolation_cpu.cr3);
 
-	if (cr3 && __native_read_cr3() == cr3) {
-		native_write_cr3(iso_kernel_cr3(cr3));
-		this_cpu_write(kvm_isolation_cpu.fault_switched, true);
-	}
+	if (!cr3 || __native_read_cr3() != cr3)
+		return false;
+	native_write_cr3(iso_kernel_cr3(cr3));
+	return true;
 }
 
 /**
@@ -334,12 +402,13 @@ noinstr void kvm_isolation_fault_switch(void)
  * @error_code: the page fault error code
  * @address: the faulting address
  *
- * Called from handle_page_fault(), interrupts still disabled.  A fault
- * taken with an isolated address space loaded and active leaves isolation,
- * is logged, and is retried on the full page table.  A fault taken while
- * the switch was half done is reported with the page-table walks of both
- * tables, on the full page table kvm_isolation_fault_switch() forced, and
- * goes the normal way.  Any other fault is not ours.
+ * Called from exc_page_fault(), interrupts still disabled, for a fault
+ * that kvm_isolation_fault_switch() moved off the restricted table.  A
+ * fault taken with an isolated address space loaded and active leaves
+ * isolation, is logged, and is retried on the full page table.  A fault
+ * taken while the switch was half done is reported with the page-table
+ * walks of both tables, on the full page table kvm_isolation_fault_switch()
+ * forced, and goes the normal way.
  *
  * Return: true if the fault was handled.
  */
@@ -350,12 +419,12 @@ bool kvm_isolation_handle_fault(struct pt_regs *regs, unsigned long error_code,
 	struct kvm_isolation *iso = c->iso;
 	u64 seq;
 
-	if (!c->fault_switched)
-		return false;
-	c->fault_switched = false;
-
 	if (iso && !c->switching && this_cpu_read(cpu_tlbstate.loaded_mm) == iso->mm) {
 		iso_leave(c, KVM_ISOLATION_EXIT_FAULT);
+		if (iso_is_canary(address)) {
+			c->stats.canary_faults++;
+			return true;
+		}
 		c->stats.faults++;
 		if (iso_log_fault(regs->ip, address, error_code, &seq)) {
 			pr_info("page fault #%llu (%#lx) at %pS on %#lx (%ps)\n", seq, error_code,

@@ -60,6 +60,7 @@ struct kvm_isolation_stats {
 	u64 vmexits_outside;	/* VM-exits after which isolation was left */
 	u64 l1d_flush_requests;
 	u64 paranoid_trips;	/* NMI, #MC, #DB taken while isolated */
+	u64 canary_faults;	/* reads of the test canary that faulted */
 };
 
 /* One seen faulting instruction. */
@@ -78,7 +79,8 @@ struct kvm_isolation_cpu {
 	struct mm_struct *prev_mm;	/* the mm to switch back to */
 	unsigned long cr3;		/* CR3 while isolated, 0 when not */
 	bool switching;			/* between the two CR3 writes */
-	bool fault_switched;		/* a page fault left the restricted table */
+	unsigned int canary_left;	/* isolated VM-entries that read the canary */
+	unsigned long canary_page;	/* the test canary, a page nothing maps */
 	struct kvm_isolation_stats stats;
 };
 
@@ -123,6 +125,13 @@ void kvm_isolation_reset_fault_log(void);
 unsigned int kvm_isolation_fault_log(struct kvm_isolation_fault *log);
 struct dentry *kvm_isolation_debugfs_init(struct dentry *parent);
 
+#ifdef CONFIG_KVM_ADDRESS_SPACE_ISOLATION_KUNIT_TEST
+int kvm_isolation_arm_canary(unsigned int n);
+void kvm_isolation_touch_canary(void);
+#else
+static inline void kvm_isolation_touch_canary(void) {}
+#endif
+
 /* Is @iso loaded on this CPU? */
 static inline bool kvm_isolation_active(struct kvm_isolation *iso)
 {
@@ -131,7 +140,7 @@ static inline bool kvm_isolation_active(struct kvm_isolation *iso)
 
 /* Entry and fault paths. */
 void __kvm_isolation_interrupt(void);
-void kvm_isolation_fault_switch(void);
+bool kvm_isolation_fault_switch(void);
 bool kvm_isolation_handle_fault(struct pt_regs *regs, unsigned long error_code,
 				unsigned long address);
 
@@ -195,7 +204,12 @@ static __always_inline unsigned long kvm_isolation_nmi_enter(void) { return 0; }
 
 static __always_inline void kvm_isolation_nmi_exit(unsigned long cr3) {}
 
-static __always_inline void kvm_isolation_fault_switch(void) {}
+static __always_inline bool kvm_isolation_fault_switch(void)
+{
+	return false;
+}
+
+static inline void kvm_isolation_touch_canary(void) {}
 
 static inline bool kvm_isolation_exit(enum kvm_isolation_exit_reason reason)
 {
