@@ -76,6 +76,20 @@ bool iso_reset_stats(void)
 	return ok;
 }
 
+bool iso_arm_canary(unsigned int n)
+{
+	int fd = open(ISO_DIR "/canary", O_WRONLY);
+	char buf[16];
+	bool ok;
+
+	if (fd < 0)
+		return false;
+	snprintf(buf, sizeof(buf), "%u", n);
+	ok = write(fd, buf, strlen(buf)) == (ssize_t)strlen(buf);
+	close(fd);
+	return ok;
+}
+
 int iso_fault_sites(void)
 {
 	char buf[8192], *line, *save;

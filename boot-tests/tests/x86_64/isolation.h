@@ -22,6 +22,11 @@ int64_t iso_stat(const struct iso_stats *s, const char *name);
 /* The sum of the values whose names start with @prefix. */
 int64_t iso_stat_sum(const struct iso_stats *s, const char *prefix);
 bool iso_reset_stats(void);
+/*
+ * Make each CPU's next @n isolated VM-entries read a page no VM maps (the
+ * kernel's test canary; needs its KUnit tests built); 0 disarms.
+ */
+bool iso_arm_canary(unsigned int n);
 /* Entries in the fault log; -1 if it cannot be read.  Prints them as diagnostics. */
 int iso_fault_sites(void);
 /* Was @param=@value given on the kernel command line? */

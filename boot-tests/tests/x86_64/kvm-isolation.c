@@ -121,6 +121,7 @@ GUEST_CODE(kick_guest,
 	"2: jmp 2b\n");
 #define KICKS		1000
 #define SHUTDOWN_TRIES	5
+#define CANARY_ENTRIES	3
 
 /* An exception with no handler: a triple fault, KVM_EXIT_SHUTDOWN. */
 GUEST_CODE(shutdown_guest,
@@ -254,7 +255,8 @@ int main(void)
 	bool expected = iso_expected(), have_stats;
 	/* The CPU gives the next RIP: VMX always, SVM with NRIP save. */
 	bool next_rip = cpu_has_flag("nrip_save") || cpu_has_flag("vmx");
-	int64_t enabled, user_exits, resets;
+	int64_t enabled, user_exits, resets, canaries;
+	bool armed;
 	long long flushes_before;
 	struct kvm_ioeventfd ioev;
 	uint64_t kicks = 0;
@@ -264,7 +266,7 @@ int main(void)
 
 	if (guest_create(&g, iso_guest_start, iso_guest_end - iso_guest_start) == -ENOENT)
 		kvm_missing();
-	ktap_plan(14);
+	ktap_plan(15);
 	ok = guest_add_vcpu(&g) == 0;
 	have_stats = iso_read_stats(&before);
 	ktap_diag("isolation %s (kvm.address_space_isolation=1 %s, pti=on %s)",
@@ -308,6 +310,30 @@ int main(void)
 		ktap_result(mostly_inside(&before, "PIC port I/O", LOOPS), "pic_exits_inside");
 	else
 		ktap_result(never_entered(&before), "pic_exits_never_entered");
+	guest_destroy(&p);
+
+	/*
+	 * The canary: armed, each isolated VM-entry reads a page no VM maps,
+	 * after everything that may leave isolation.  The read must fault --
+	 * the restricted table is the one loaded -- and the guest go on
+	 * unharmed: on VMX the VM-exit must not return to the restricted
+	 * table that HOST_CR3 held before the fault left it.
+	 */
+	ok = guest_create(&p, pic_guest_start, pic_guest_end - pic_guest_start) == 0 &&
+	     ioctl(p.vm_fd, KVM_CREATE_IRQCHIP, 0) == 0 && guest_add_vcpu(&p) == 0;
+	iso_read_stats(&before);
+	armed = iso_arm_canary(CANARY_ENTRIES);
+	ok = ok && run_until(&p, KVM_EXIT_IO) && guest_io_value(&p.vcpu[0]) == 0xa5;
+	iso_arm_canary(0);
+	canaries = moved(&before, "canary_faults");
+	ktap_diag("canary %s: %lld VM-entries faulted on it, %lld other faults",
+		  armed ? "armed" : "not available", (long long)canaries,
+		  (long long)moved(&before, "faults"));
+	if (expected)
+		ktap_result(ok && armed && canaries >= 1 && !moved(&before, "faults"),
+			    "canary_faults_while_isolated");
+	else
+		ktap_result(ok && canaries == 0, "canary_untouched_when_not_isolated");
 	guest_destroy(&p);
 
 	/*
