@@ -18,6 +18,7 @@
 
 #include "irq.h"
 #include "isolation.h"
+#include "kvm_cache_regs.h"
 #include "kvm_emulate.h"
 #include "lapic.h"
 
@@ -646,18 +647,33 @@ void kvm_x86_isolation_vcpu_run(struct kvm_vcpu *vcpu)
 	mutex_unlock(&xi->lock);
 }
 
+/*
+ * Does the guest use VMX or SVM itself?  Nested state (vmcs12, VMCS02,
+ * VMCB02, the enlightened VMCS, L1's pages read through user addresses)
+ * is not mapped: the exits of L1's VMX and SVM instructions and every
+ * exit of L2 would fault, and on VMX a fault after HOST_CR3 is written
+ * cannot leave safely.  Such a vCPU runs without isolation.
+ */
+static bool kvm_x86_isolation_nested(struct kvm_vcpu *vcpu)
+{
+	return is_guest_mode(vcpu) || (vcpu->arch.efer & EFER_SVME) ||
+	       kvm_read_cr4_bits(vcpu, X86_CR4_VMXE);
+}
+
 /**
  * kvm_x86_isolation_enter() - enter the VM's isolated address space
  * @vcpu: the vCPU about to enter the guest
  *
  * Called before VM-entry with interrupts off; does nothing if the running
- * task is not mapped or a KVM tracepoint was enabled at KVM_RUN.
+ * task is not mapped, a KVM tracepoint was enabled at KVM_RUN, or the
+ * guest uses nested virtualization.
  */
 void kvm_x86_isolation_enter(struct kvm_vcpu *vcpu)
 {
 	struct kvm_x86_isolation *xi = vcpu->kvm->arch.isolation;
 
-	if (xi && vcpu->arch.isolation_task == current && !vcpu->arch.isolation_traced)
+	if (xi && vcpu->arch.isolation_task == current && !vcpu->arch.isolation_traced &&
+	    !kvm_x86_isolation_nested(vcpu))
 		kvm_isolation_enter(xi->iso);
 }
 
