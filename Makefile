@@ -80,9 +80,10 @@ docs: prepare
 bisect-build: prepare
 	@$(S)/bisect-build.sh
 
-# Re-record the KVM selftests baseline (see boot-tests/README.md first).
+# Re-record a KVM selftests baseline (see boot-tests/README.md first):
+# MODEL=qemu-svm (every test, the default) or MODEL=bochs-vmx (the VMX ones).
 selftests-baseline: selftests
-	@$(S)/selftests-baseline.sh
+	@$(S)/selftests-baseline.sh $(MODEL)
 
 clean:
 	rm -rf build/x86_64 build/x86_64-noasi build/x86_64-w1 build/arm64 build/tests build/initramfs \
@@ -95,5 +96,5 @@ help:
 	@sed -n 's/^#   \{0,1\}//p' Makefile | sed -n '1,/^$$/p'
 	@echo "Targets: all check bench bench-hlt deps prepare kernel-{x86_64,x86_64-noasi,arm64} selftests"
 	@echo "         menuconfig [ARCH=x86_64|arm64] series check-series cross-check"
-	@echo "         checkpatch sparse docs bisect-build selftests-baseline"
+	@echo "         checkpatch sparse docs bisect-build selftests-baseline [MODEL=qemu-svm|bochs-vmx]"
 	@echo "         clean distclean"

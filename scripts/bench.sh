@@ -15,11 +15,11 @@ set -euo pipefail
 
 # model: emulator, CPU, what it is, kvm-bench's seconds and repetitions
 declare -A EMULATOR=([qemu-svm]=qemu [bochs-vmx]=bochs [bochs-svm-nrip]=bochs)
-declare -A CPU=([qemu-svm]=qemu64,+svm,+npt [bochs-vmx]=corei7_haswell_4770
-		[bochs-svm-nrip]=trinity_apu)
+declare -A CPU=([qemu-svm]=qemu64,+svm,+npt [bochs-vmx]=$BOCHS_VMX
+		[bochs-svm-nrip]=$BOCHS_SVM_NRIP)
 declare -A WHAT=([qemu-svm]="QEMU TCG, -cpu qemu64,+svm,+npt: AMD SVM with NPT, no NRIP save, 2 vCPUs"
-		 [bochs-vmx]="Bochs, corei7_haswell_4770: Intel VMX with EPT and VPID, 1 vCPU"
-		 [bochs-svm-nrip]="Bochs, trinity_apu: AMD SVM with NPT and NRIP save, 1 vCPU")
+		 [bochs-vmx]="Bochs, $BOCHS_VMX: Intel VMX with EPT and VPID, 1 vCPU"
+		 [bochs-svm-nrip]="Bochs, $BOCHS_SVM_NRIP: AMD SVM with NPT and NRIP save, 1 vCPU")
 declare -A BENCH=([qemu-svm]=1,3 [bochs-vmx]=0.5,3 [bochs-svm-nrip]=0.5,3)
 
 models=("$@")

@@ -23,6 +23,8 @@ for k in x86_64 x86_64-noasi arm64; do
 done
 "$TOP/scripts/mkinitramfs.sh" x86_64 "$BUILD/initramfs/x86_64-selftests.cpio.gz" --selftests ||
 	fail_build "building the selftests initramfs failed"
+"$TOP/scripts/mkinitramfs.sh" x86_64 "$BUILD/initramfs/x86_64-selftests-vmx.cpio.gz" \
+	"--selftests=$VMX_SELFTESTS" || fail_build "building the VMX selftests initramfs failed"
 "$TOP/scripts/mkinitramfs.sh" x86_64 "$BUILD/initramfs/x86_64-vmm.cpio.gz" --vmm ||
 	fail_build "building the real-VMM initramfs failed"
 
@@ -80,8 +82,8 @@ boot x86-vmm-isooff       x86_64 x86_64-vmm $NPT kvm-vmm --append "pti=on asi.vm
 # Bochs: Intel VMX (EPT, VPID) and AMD SVM with NRIP save, which QEMU's
 # TCG lacks; one vCPU.  CPUID and MSR exits must stay inside on both.
 # Bochs 2.7's SVM resets the emulated host on a guest triple fault.
-VMX=corei7_haswell_4770
-SVM_NRIP=trinity_apu
+VMX=$BOCHS_VMX
+SVM_NRIP=$BOCHS_SVM_NRIP
 boot x86-bochs-vmx-isoon  x86_64 x86_64 $VMX kvm-smoke,kvm-isolation,kvm-secrets,kvm-debugfs,kvm-bench \
 	--emulator bochs --append "pti=on $ISO asi.bench=0.2,1"
 boot x86-bochs-vmx-isooff x86_64 x86_64 $VMX kvm-smoke,kvm-isolation --emulator bochs --append "pti=on"
@@ -97,8 +99,9 @@ boot x86-noasi            x86_64-noasi x86_64-noasi $NPT kunit,kvm-smoke
 boot arm64                arm64  arm64  $ARM64  kunit,kvm-smoke
 
 # KVM's own selftests against the baseline recorded on the unmodified tree,
-# isolation off and on.  Faults are expected on paths isolation does not
-# cover (nested guests...): log them without stacks.
+# isolation off and on.  Isolation faults are still expected on paths
+# without a leave point yet (Hyper-V hypercalls, GUP...; issue 15): logged
+# without stacks and allowed here only; any other boot fails on one.
 # max_guest_memory_test fills the guest's memory until the OOM killer stops
 # it, which prints a stack trace.
 SELFTESTS=(--baseline kvm-selftests="$TOP/boot-tests/kvm-selftests.baseline"
@@ -107,7 +110,18 @@ SELFTESTS=(--baseline kvm-selftests="$TOP/boot-tests/kvm-selftests.baseline"
 boot x86-selftests-isooff x86_64 x86_64-selftests $NPT kvm-selftests --append "pti=on" \
 	"${SELFTESTS[@]}"
 boot x86-selftests-isoon  x86_64 x86_64-selftests $NPT kvm-selftests \
-	--append "pti=on $ISO kvm.page_fault_stack=0" "${SELFTESTS[@]}"
+	--append "pti=on $ISO kvm.page_fault_stack=0" "${SELFTESTS[@]}" \
+	--allow-line "KVM isolation: page fault"
+
+# The VMX and nested selftests ($VMX_SELFTESTS), which QEMU's TCG cannot
+# run, on Bochs's VMX against a baseline recorded there on the unmodified
+# tree (make selftests-baseline MODEL=bochs-vmx), isolation off and on.
+VMX_SELFTESTS_ARGS=(--emulator bochs --timeout 900 --test-timeout 800
+		    --baseline kvm-selftests="$TOP/boot-tests/kvm-selftests-vmx.baseline")
+boot x86-bochs-vmx-selftests-isooff x86_64 x86_64-selftests-vmx $VMX kvm-selftests \
+	--append "pti=on" "${VMX_SELFTESTS_ARGS[@]}"
+boot x86-bochs-vmx-selftests-isoon  x86_64 x86_64-selftests-vmx $VMX kvm-selftests \
+	--append "pti=on $ISO kvm.page_fault_stack=0" "${VMX_SELFTESTS_ARGS[@]}"
 
 say "make check took $(( $(date +%s) - start ))s"
 summarize

@@ -6,6 +6,13 @@ BUILD=${BUILD:-$TOP/build}
 TREE=${TREE:-$BUILD/linux}              # the prepared kernel tree (a throwaway git repo)
 SRC_TARBALL=${SRC_TARBALL:-/usr/src/linux-source-6.1.tar.xz}
 RESULTS=$BUILD/results
+# Bochs's CPU models: Intel VMX with EPT and VPID; AMD SVM with NRIP save.
+BOCHS_VMX=corei7_haswell_4770
+BOCHS_SVM_NRIP=trinity_apu
+# The KVM selftests that need VMX (QEMU's TCG has none), for Bochs: the
+# vmx_*, evmcs and nested_* ones but vmx_preemption_timer_test, which
+# wedges Bochs 2.7's emulated CPU (README, "Known limits").
+VMX_SELFTESTS='^x86_64/(vmx_([a-oq-z]|pmu)|evmcs_test|nested_)'
 NPROC=$(nproc)
 
 # Components applied on top of the pristine tree, in this order.

@@ -2,19 +2,19 @@
 # SPDX-License-Identifier: GPL-2.0
 # Build the test initramfs for one of our kernels: busybox, boot-tests/init,
 # the in-guest tests, the kernel's modules and, with --selftests, KVM's
-# selftests; with --vmm, a real VMM for kvm-vmm: Debian's QEMU with its
+# selftests (--selftests=REGEX: only those whose names match); with --vmm, a real VMM for kvm-vmm: Debian's QEMU with its
 # libraries and firmware, and a Linux guest (this kernel and a tiny
 # initramfs of its own).  Written with the kernel's own gen_init_cpio, so
 # device nodes and ownership need no root.
-# usage: mkinitramfs.sh <kernel> <output.cpio.gz> [--selftests | --vmm]
+# usage: mkinitramfs.sh <kernel> <output.cpio.gz> [--selftests[=REGEX] | --vmm]
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-usage="usage: mkinitramfs.sh <kernel> <output> [--selftests | --vmm]"
+usage="usage: mkinitramfs.sh <kernel> <output> [--selftests[=REGEX] | --vmm]"
 kernel=${1:?$usage}
 out=${2:?$usage}
 extra=${3:-}
-case "$extra" in ''|--selftests|--vmm) ;; *) die "$usage" ;; esac
+case "$extra" in ''|--selftests|--selftests=?*|--vmm) ;; *) die "$usage" ;; esac
 case "$kernel" in
 arm64) arch=arm64; busybox=$BUILD/deps/busybox-arm64/bin/busybox ;;
 *)     arch=x86_64; busybox=/bin/busybox ;;
@@ -34,7 +34,8 @@ make -s -C "$TOP/boot-tests" ARCH="$arch" OUT="$BUILD/tests/$arch" HEADERS="$obj
 
 list=$(mktemp)
 guest_list=$(mktemp)
-trap 'rm -f "$list" "$guest_list"' EXIT
+selected=$(mktemp)
+trap 'rm -f "$list" "$guest_list" "$selected"' EXIT
 
 # gen_init_cpio lines for a file and the directories above it that are not
 # listed yet (in $dirs_done).
@@ -108,12 +109,29 @@ vmm_files() {
 		done
 	}
 	[ -d "$obj/modules-install/lib/modules" ] && add_tree "$obj/modules-install/lib/modules" /lib/modules
-	if [ "$extra" = --selftests ]; then
-		[ -f "$BUILD/selftests/$kernel/tests.list" ] || die "KVM selftests for $kernel not built"
+	selftests=$BUILD/selftests/$kernel
+	case "$extra" in
+	--selftests*)
+		[ -f "$selftests/tests.list" ] || die "KVM selftests for $kernel not built"
 		echo "dir /selftests 0755 0 0"
 		echo "dir /selftests/kvm 0755 0 0"
-		add_tree "$BUILD/selftests/$kernel" /selftests/kvm
-	fi
+		;;
+	esac
+	case "$extra" in
+	--selftests)
+		add_tree "$selftests" /selftests/kvm
+		;;
+	--selftests=*)
+		# Only the matching tests, and a tests.list naming just them.
+		grep -E "${extra#--selftests=}" "$selftests/tests.list" >"$selected" ||
+			die "no KVM selftest matches '${extra#--selftests=}'"
+		dirs_done="$dirs_done/selftests /selftests/kvm "
+		echo "file /selftests/kvm/tests.list $selected 0644 0 0"
+		while read -r t; do
+			with_dirs "/selftests/kvm/$t" "$selftests/$t" 0755
+		done <"$selected"
+		;;
+	esac
 	[ "$extra" = --vmm ] && vmm_files
 } >"$list"
 

@@ -3,10 +3,34 @@
 # Record the verdicts of KVM's selftests on the unmodified tree -- a worktree
 # of the pristine commit, with its own kernel (our x86_64 config without the
 # feature's options) and selftests -- as the baseline `make check` compares
-# every run against.  Re-record for a new kernel or QEMU version only, and
-# say why in the commit.  Takes about half an hour.
+# every run against.  Re-record for a new kernel, QEMU or Bochs version
+# only, and say why in the commit.
+#   qemu-svm  (default) every selftest on QEMU's SVM: about half an hour;
+#             boot-tests/kvm-selftests.baseline
+#   bochs-vmx the VMX and nested ones ($VMX_SELFTESTS) on Bochs's VMX:
+#             boot-tests/kvm-selftests-vmx.baseline
+# usage: selftests-baseline.sh [qemu-svm | bochs-vmx]
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
+
+model=${1:-qemu-svm}
+case "$model" in
+qemu-svm)
+	only=
+	out=$TOP/boot-tests/kvm-selftests.baseline
+	where="x86_64 guest on $(qemu-system-x86_64 --version | head -n 1),"
+	how="-cpu qemu64,+svm,+npt -smp 2 (single-threaded TCG)"
+	emulator=(qemu64,+svm,+npt --tcg-thread single)
+	;;
+bochs-vmx)
+	only="=$VMX_SELFTESTS"
+	out=$TOP/boot-tests/kvm-selftests-vmx.baseline
+	where="the tests matching $VMX_SELFTESTS on Bochs $(dpkg-query -W -f '${Version}' bochs),"
+	how="cpu model=$BOCHS_VMX, one CPU"
+	emulator=("$BOCHS_VMX" --emulator bochs)
+	;;
+*) die "usage: selftests-baseline.sh [qemu-svm | bochs-vmx]" ;;
+esac
 
 "$TOP/scripts/prepare.sh"
 pristine=$BUILD/linux-pristine
@@ -18,17 +42,18 @@ fi
 export TREE=$pristine
 "$TOP/scripts/build-kernel.sh" x86_64-pristine
 "$TOP/scripts/build-selftests.sh" x86_64-pristine
-"$TOP/scripts/mkinitramfs.sh" x86_64-pristine "$BUILD/initramfs/x86_64-pristine-selftests.cpio.gz" --selftests
+initrd=x86_64-pristine-selftests${only:+-$model}
+"$TOP/scripts/mkinitramfs.sh" x86_64-pristine "$BUILD/initramfs/$initrd.cpio.gz" "--selftests$only"
 mkdir -p "$RESULTS"
-boot x86-selftests-baseline x86_64-pristine x86_64-pristine-selftests qemu64,+svm,+npt \
-	kvm-selftests --tcg-thread single --timeout 3600 --test-timeout 3000
-ktap=$RESULTS/x86-selftests-baseline.kvm-selftests.ktap
+name=x86-selftests-baseline-$model
+boot "$name" x86_64-pristine "$initrd" "${emulator[0]}" kvm-selftests "${emulator[@]:1}" \
+	--timeout 3600 --test-timeout 3000
+ktap=$RESULTS/$name.kvm-selftests.ktap
 [ -f "$ktap" ] || die "the selftests boot produced no results"
-out=$TOP/boot-tests/kvm-selftests.baseline
 {
 	echo "# KVM selftests verdicts on the unmodified tree: linux-source-6.1"
-	echo "# $(make -s -C "$TREE" kernelversion), x86_64 guest on $(qemu-system-x86_64 --version | head -n 1),"
-	echo "# -cpu qemu64,+svm,+npt -smp 2 (single-threaded TCG), defconfigs/x86_64.config, 90 s per test (180 s for dirty_log_perf_test and demand_paging_test)."
+	echo "# $(make -s -C "$TREE" kernelversion), $where"
+	echo "# $how, defconfigs/x86_64.config, 90 s per test (180 s for dirty_log_perf_test and demand_paging_test)."
 	echo "# pass = exit 0, skip = exit 4, fail = anything else or the timeout."
 	sed -nE 's/^ok [0-9]+ (\S+) # SKIP.*/\1 skip/p; t; s/^ok [0-9]+ (\S+).*/\1 pass/p; s/^not ok [0-9]+ (\S+).*/\1 fail/p' "$ktap"
 } >"$out"
