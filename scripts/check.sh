@@ -65,11 +65,13 @@ boot x86-shadow-ptioff-isoon  x86_64 x86_64 $SHADOW kvm-smoke,kvm-isolation --ap
 # replacement and NMIs, isolated, with one QEMU thread per vCPU so that
 # they really run in parallel.  On shadow paging: with nested paging,
 # QEMU 7.2's emulated SVM corrupts guests under vCPU and VM churn,
-# isolation or not (README, "Known limits").  kvm-isolation runs here too:
-# its I/O bus replacement races a vCPU on the other CPU only when both
-# CPUs really run at once.
-boot x86-stress           x86_64 x86_64 $SHADOW kvm-isolation,kvm-stress --append "pti=on $ISO" \
+# isolation or not (README, "Known limits").
+boot x86-stress           x86_64 x86_64 $SHADOW kvm-stress --append "pti=on $ISO" \
 	"${NMI_TRACES[@]}" --tcg-thread multi --timeout 600
+# kvm-isolation with both CPUs really running at once: its I/O bus
+# replacement races a vCPU on the other CPU only then.
+boot x86-mttcg-isoon      x86_64 x86_64 $SHADOW kvm-isolation --append "pti=on $ISO" \
+	--tcg-thread multi
 
 # A real VMM: Debian's QEMU with -accel kvm boots a Linux guest to a marker,
 # five times with the in-kernel irqchip and five with the split one,
