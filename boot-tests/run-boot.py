@@ -271,7 +271,8 @@ def run(emu, log_path, timeout, quiet):
 # Lines a kernel stack dump is made of (x86 and arm64): an allowed trace
 # covers these and nothing else.
 TRACE_LINE = re.compile(
-    r'^(\s|CPU: \d|Hardware name:|RIP: |Code: |RSP: |RAX: |RDX: |RBP: |R1[03]: |'
+    r'^(\s|CPU: \d|Hardware name:|Workqueue: |Modules linked in:|RIP: |Code: |RSP: |'
+    r'RAX: |RDX: |RBP: |R1[03]: |'
     r'FS: |CS: |CR2: |DR[036]: |PKRU: |Call [Tt]race:|Sending NMI from|'
     r'pc : |lr : |sp : |pstate: |x\d+: )')
 
