@@ -31,7 +31,7 @@ BADNESS = re.compile(
     r'INFO: (possible|trying to register|task|rcu)|KASAN|UBSAN|soft lockup|hard LOCKUP|'
     r'rcu.*stall|blocked for more than|double fault|segfault at|'
     # Isolation's safety net caught an access to unmapped data: a path that
-    # should have left isolation first (--allow-line for known ones).
+    # should have left isolation first.
     r'KVM isolation: page fault')
 
 # Harmless lines that contain one of the words above.
@@ -79,8 +79,6 @@ def parse_args():
     p.add_argument('--allow-trace', action='append', default=[], metavar='REGEX',
                    help='a console line that starts an expected stack trace '
                         '(accepted up to the next </TASK>)')
-    p.add_argument('--allow-line', action='append', default=[], metavar='REGEX',
-                   help='console lines that are expected, not problems')
     p.add_argument('--baseline', action='append', default=[], metavar='TEST=FILE',
                    help='judge TEST against recorded verdicts: only regressions fail')
     p.add_argument('--gdb', action='store_true', help='QEMU: wait for gdb on :1234')
@@ -277,7 +275,7 @@ TRACE_LINE = re.compile(
     r'pc : |lr : |sp : |pstate: |x\d+: )')
 
 
-def console_problems(lines, allow, allow_lines=()):
+def console_problems(lines, allow):
     """Badness lines outside the KTAP dump and outside allowed traces.
 
     An allowed trace starts at a line matching one of @allow and ends after
@@ -286,7 +284,6 @@ def console_problems(lines, allow, allow_lines=()):
     """
     bad, in_dump, in_trace = [], False, False
     allow_re = [re.compile(r) for r in allow]
-    line_re = [re.compile(r) for r in allow_lines]
     for line in lines:
         if line.startswith('ASI-KTAP-BEGIN'):
             in_dump = True
@@ -302,8 +299,7 @@ def console_problems(lines, allow, allow_lines=()):
             in_trace = '</TASK>' not in line
             continue
         in_trace = False
-        if BADNESS.search(line) and not BENIGN.search(line) and \
-                not any(r.search(line) for r in line_re):
+        if BADNESS.search(line) and not BENIGN.search(line):
             bad.append(line)
     return bad
 
@@ -428,7 +424,7 @@ def main():
         else:
             cases += test_cases(t, text, trc)
 
-    bad = console_problems(lines, a.allow_trace, a.allow_line)
+    bad = console_problems(lines, a.allow_trace)
     cases.append(ktap.Case('console_clean', 'fail' if bad else 'pass',
                            f'{len(bad)} bad lines, first: {bad[0]}' if bad else ''))
     powered_off = (not why and emu.powered_off(rc) and any('ASI-INIT-DONE' in ln for ln in lines)
