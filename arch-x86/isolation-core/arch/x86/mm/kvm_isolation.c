@@ -33,6 +33,7 @@
 
 #include <linux/context_tracking_state.h>
 #include <linux/kallsyms.h>
+#include <linux/kasan.h>
 #include <linux/mm.h>
 #include <linux/module.h>
 #include <linux/percpu.h>
@@ -582,12 +583,12 @@ static bool iso_drop_stale(struct kvm_isolation *iso, unsigned long start, unsig
 	return dropped;
 }
 
-static struct iso_range *iso_find(struct kvm_isolation *iso, unsigned long ptr)
+static struct iso_range *iso_find(struct kvm_isolation *iso, unsigned long ptr, bool shadow)
 {
 	struct iso_range *r;
 
 	list_for_each_entry_reverse(r, &iso->ranges, list)
-		if (r->ptr == ptr)
+		if (r->ptr == ptr && r->shadow == shadow)
 			return r;
 	return NULL;
 }
@@ -597,41 +598,44 @@ static bool iso_in_direct_map(unsigned long start, unsigned long end)
 	return start < PAGE_OFFSET + (max_pfn << PAGE_SHIFT) && end > PAGE_OFFSET;
 }
 
-/**
- * kvm_isolation_map() - map a kernel buffer into an isolated address space
- * @iso: the isolation instance
- * @ptr: start of the buffer; it need not be page aligned
- * @size: size of the buffer in bytes
- * @level: page-table level to copy the kernel's entries at
- * @owner: what the range belongs to, for reports ("VM", "vCPU", ...)
- *
- * Maps the pages of the buffer, from the start of its first page to the end
- * of its last one, by copying the kernel's page-table entries at @level.
- * Direct-map buffers can only be copied at PTE level.  Mapping the same
- * buffer again takes a reference; a buffer the kernel remapped since it was
- * mapped (freed and reallocated) is mapped anew.
- *
- * Return: 0, or -EINVAL, -ENOMEM, or -EBUSY when the restricted table maps
- * the address differently.
- */
-int kvm_isolation_map(struct kvm_isolation *iso, const void *ptr, size_t size,
-		      enum kvm_isolation_level level, const char *owner)
+/* [*start, *end) to the part of KASAN's shadow that describes it. */
+static void iso_to_shadow(unsigned long *start, unsigned long *end)
 {
-	unsigned long start = round_down((unsigned long)ptr, PAGE_SIZE);
-	unsigned long end = round_up((unsigned long)ptr + size, PAGE_SIZE);
-	unsigned long done = start;
+#ifdef CONFIG_KASAN_GENERIC
+	*start = (unsigned long)kasan_mem_to_shadow((void *)*start);
+	*end = (unsigned long)kasan_mem_to_shadow((void *)(*end - 1)) + 1;
+#endif
+}
+
+/*
+ * Map [ptr, ptr + size) at @level, or with @shadow the pages of its KASAN
+ * shadow, as a range of its own found by the same @ptr.
+ */
+static int iso_map(struct kvm_isolation *iso, const void *ptr, size_t size,
+		   enum kvm_isolation_level level, const char *owner, bool shadow)
+{
+	unsigned long start = (unsigned long)ptr, end = (unsigned long)ptr + size;
+	unsigned long done;
 	struct iso_range *r;
 	int ret;
 
 	level = iso_norm_level(level);
 	if (!size || level > KVM_ISOLATION_PTE || end <= start || start < TASK_SIZE_MAX)
 		return -EINVAL;
+	if (shadow) {
+		iso_to_shadow(&start, &end);
+		level = KVM_ISOLATION_PTE;
+		owner = "KASAN shadow";
+	}
+	start = round_down(start, PAGE_SIZE);
+	end = round_up(end, PAGE_SIZE);
+	done = start;
 	/* A coarser copy of the direct map would map unrelated memory. */
 	if (level != KVM_ISOLATION_PTE && iso_in_direct_map(start, end))
 		return -EINVAL;
 
 	mutex_lock(&iso->lock);
-	r = iso_find(iso, (unsigned long)ptr);
+	r = iso_find(iso, (unsigned long)ptr, shadow);
 	if (r && r->end == end && r->level == level) {
 		if (iso_range_current(iso, r)) {
 			r->refcount++;
@@ -650,7 +654,7 @@ int kvm_isolation_map(struct kvm_isolation *iso, const void *ptr, size_t size,
 		.ptr = (unsigned long)ptr, .start = start, .end = end,
 		.first = start & ~(iso_size(level) - 1),
 		.last = (end - 1) | (iso_size(level) - 1),
-		.level = level, .owner = owner, .refcount = 1,
+		.level = level, .owner = owner, .refcount = 1, .shadow = shadow,
 	};
 
 	ret = iso_copy(iso, start, end, level, &done);
@@ -667,6 +671,54 @@ out:
 	mutex_unlock(&iso->lock);
 	return ret;
 }
+
+static void iso_unmap(struct kvm_isolation *iso, const void *ptr, bool shadow)
+{
+	struct iso_range *r;
+
+	mutex_lock(&iso->lock);
+	r = iso_find(iso, (unsigned long)ptr, shadow);
+	if (WARN(!r, "unmapping %p, which is not mapped\n", ptr))
+		goto out;
+	if (!--r->refcount)
+		iso_remove_range(iso, r);
+out:
+	mutex_unlock(&iso->lock);
+}
+
+/**
+ * kvm_isolation_map() - map a kernel buffer into an isolated address space
+ * @iso: the isolation instance
+ * @ptr: start of the buffer; it need not be page aligned
+ * @size: size of the buffer in bytes
+ * @level: page-table level to copy the kernel's entries at
+ * @owner: what the range belongs to, for reports ("VM", "vCPU", ...)
+ *
+ * Maps the pages of the buffer, from the start of its first page to the end
+ * of its last one, by copying the kernel's page-table entries at @level.
+ * Direct-map buffers can only be copied at PTE level.  Mapping the same
+ * buffer again takes a reference; a buffer the kernel remapped since it was
+ * mapped (freed and reallocated) is mapped anew.
+ *
+ * With generic KASAN, the pages of the buffer's shadow are mapped too:
+ * instrumented code reads the shadow of every byte it touches.  Shadow
+ * bytes only say which granules may be accessed, never what they hold.
+ *
+ * Return: 0, or -EINVAL, -ENOMEM, or -EBUSY when the restricted table maps
+ * the address differently.
+ */
+int kvm_isolation_map(struct kvm_isolation *iso, const void *ptr, size_t size,
+		      enum kvm_isolation_level level, const char *owner)
+{
+	int ret = iso_map(iso, ptr, size, level, owner, false);
+
+	if (ret || !iso->kasan_shadow)
+		return ret;
+	ret = iso_map(iso, ptr, size, level, owner, true);
+	if (ret)
+		iso_unmap(iso, ptr, false);
+	return ret;
+}
 EXPORT_SYMBOL_GPL(kvm_isolation_map);
 
 /**
@@ -679,16 +731,9 @@ EXPORT_SYMBOL_GPL(kvm_isolation_map);
  */
 void kvm_isolation_unmap(struct kvm_isolation *iso, const void *ptr)
 {
-	struct iso_range *r;
-
-	mutex_lock(&iso->lock);
-	r = iso_find(iso, (unsigned long)ptr);
-	if (WARN(!r, "unmapping %p, which is not mapped\n", ptr))
-		goto out;
-	if (!--r->refcount)
-		iso_remove_range(iso, r);
-out:
-	mutex_unlock(&iso->lock);
+	iso_unmap(iso, ptr, false);
+	if (iso->kasan_shadow)
+		iso_unmap(iso, ptr, true);
 }
 EXPORT_SYMBOL_GPL(kvm_isolation_unmap);
 
@@ -755,6 +800,7 @@ static struct kvm_isolation *iso_create(struct kvm_isolation *shared, gfp_t gfp,
 	/* PTI's entries in the user half are not ours to keep. */
 	memset(iso->pgd + KERNEL_PGD_BOUNDARY, 0, KERNEL_PGD_PTRS * sizeof(pgd_t));
 	iso->gfp = gfp;
+	iso->kasan_shadow = IS_ENABLED(CONFIG_KASAN_GENERIC);
 	mutex_init(&iso->lock);
 	xa_init(&iso->ptpages);
 	INIT_LIST_HEAD(&iso->ptpage_list);
@@ -792,19 +838,46 @@ struct kvm_isolation *kvm_isolation_create(const char *name)
 }
 EXPORT_SYMBOL_GPL(kvm_isolation_create);
 
+/* A CPU that has @iso loaded or may switch back to it, or -1. */
+static int iso_loaded_on(struct kvm_isolation *iso)
+{
+	int cpu;
+
+	for_each_possible_cpu(cpu)
+		if (READ_ONCE(per_cpu(kvm_isolation_cpu, cpu).iso) == iso)
+			return cpu;
+	/* switch_mm_irqs_off() clears a CPU's bit when it switches away. */
+	cpu = cpumask_first(mm_cpumask(iso->mm));
+	return cpu < nr_cpu_ids ? cpu : -1;
+}
+
 /**
  * kvm_isolation_destroy() - free an isolated address space
  * @iso: the instance, not loaded on any CPU; NULL is ignored
  *
  * Frees every page-table page the instance owns and every range it tracks.
+ * No TLB flush is needed: a CPU that ran @iso keeps its translations and
+ * paging-structure caches only under the PCID its mm had there, and
+ * switch_mm_irqs_off() flushes that PCID before any other mm uses it (an
+ * mm's ctx_id is never reused).  Without PCIDs every CR3 write flushed them.
+ *
+ * Return: true when freed; false when a CPU still has @iso loaded, a bug:
+ * the instance is then left allocated rather than freed under that CPU.
  */
-void kvm_isolation_destroy(struct kvm_isolation *iso)
+bool kvm_isolation_destroy(struct kvm_isolation *iso)
 {
 	struct iso_ptpage *pt, *tmp;
 	struct iso_range *r, *rtmp;
+	int cpu;
 
 	if (!iso)
-		return;
+		return true;
+	cpu = iso_loaded_on(iso);
+	if (cpu >= 0) {
+		pr_err("%s is still loaded on CPU %d: left allocated, not freed\n",
+		       iso->name, cpu);
+		return false;
+	}
 	mutex_lock(&iso_instances_lock);
 	list_del(&iso->list);
 	mutex_unlock(&iso_instances_lock);
@@ -822,6 +895,7 @@ void kvm_isolation_destroy(struct kvm_isolation *iso)
 	mmput(iso->mm);
 	atomic_long_sub(1 << PGD_ALLOCATION_ORDER, &iso_total_ptpages);
 	kfree(iso);
+	return true;
 }
 EXPORT_SYMBOL_GPL(kvm_isolation_destroy);
 
@@ -1078,6 +1152,25 @@ int kvm_isolation_ranges_show(struct seq_file *m, void *v)
 	return 0;
 }
 
+/*
+ * What the kernel maps, for comparison, less KASAN's shadow: most of that
+ * maps one zero page through the same tables billions of times over.
+ */
+static unsigned long iso_kernel_mapped_bytes(void)
+{
+	unsigned long total = 0;
+	unsigned int i;
+
+	for (i = KERNEL_PGD_BOUNDARY; i < PTRS_PER_PGD; i++) {
+#ifdef CONFIG_KASAN
+		if (i >= pgd_index(KASAN_SHADOW_START) && i <= pgd_index(KASAN_SHADOW_END - 1))
+			continue;
+#endif
+		total += iso_mapped_bytes(init_mm.pgd, KVM_ISOLATION_PGD, i, i);
+	}
+	return total;
+}
+
 /**
  * kvm_isolation_show_summary() - show the sizes of the address spaces
  * @m: the debugfs "stats" file
@@ -1101,8 +1194,7 @@ void kvm_isolation_show_summary(struct seq_file *m)
 		n++;
 	}
 	mutex_unlock(&iso_instances_lock);
-	kernel = iso_mapped_bytes(init_mm.pgd, KVM_ISOLATION_PGD, KERNEL_PGD_BOUNDARY,
-				  PTRS_PER_PGD - 1);
+	kernel = iso_kernel_mapped_bytes();
 	seq_printf(m, "mapped_kib_kernel %lu\n", kernel >> 10);
 	seq_printf(m, "instances %d\n", n);
 }
@@ -1136,6 +1228,13 @@ static int iso_map_core_percpu(struct kvm_isolation *iso)
 #endif
 #ifdef CONFIG_STACKPROTECTOR
 		{ &fixed_percpu_data, sizeof(fixed_percpu_data) },
+#endif
+#ifdef CONFIG_LOCKDEP
+		{ &lockdep_recursion, sizeof(lockdep_recursion) },
+#endif
+#ifdef CONFIG_TRACE_IRQFLAGS
+		{ &hardirqs_enabled, sizeof(hardirqs_enabled) },
+		{ &hardirq_context, sizeof(hardirq_context) },
 #endif
 	};
 	int i, ret;
@@ -1179,6 +1278,29 @@ static int iso_map_core_data(struct kvm_isolation *iso)
 
 	for (i = 0; i < ARRAY_SIZE(objs) && !ret; i++)
 		ret = kvm_isolation_map(iso, objs[i].ptr, objs[i].size, KVM_ISOLATION_PTE, "core");
+#ifdef CONFIG_LOCKDEP
+	/*
+	 * Lock tracking reads and writes lockdep's own state (classes, chains,
+	 * traces: lockdep.c's static arrays) and the lockdep_map of every
+	 * static lock, anywhere in .data and .bss, on each lock operation and
+	 * interrupt flag change.  So a lockdep kernel maps all of them: it
+	 * tests isolation's paths, it does not keep host data from guests.
+	 */
+	if (!ret)
+		ret = kvm_isolation_map(iso, _sdata, _edata - _sdata, KVM_ISOLATION_PTE, "lockdep");
+	if (!ret)
+		ret = kvm_isolation_map(iso, __bss_start, __bss_stop - __bss_start,
+					KVM_ISOLATION_PTE, "lockdep");
+#ifdef CONFIG_UNWINDER_ORC
+	/* Recording a new dependency records a stack trace: ORC's tables. */
+	if (!ret)
+		ret = kvm_isolation_map(iso, __start_orc_unwind_ip,
+					orc_lookup_end - __start_orc_unwind_ip, KVM_ISOLATION_PTE,
+					"lockdep");
+#endif
+	if (!ret)
+		pr_warn("lockdep: the kernel's .data and .bss are mapped for every VM; this kernel tests isolation, it does not isolate\n");
+#endif
 	/* Tracepoint strings (TPS()), read as arguments even when tracing is off. */
 	size = (unsigned long)__stop___tracepoint_str - (unsigned long)__start___tracepoint_str;
 	if (!ret && size)
@@ -1186,16 +1308,22 @@ static int iso_map_core_data(struct kvm_isolation *iso)
 					"core");
 	for (i = 0; i < ARRAY_SIZE(symbols) && !ret; i++) {
 		addr = kallsyms_lookup_name(symbols[i]);
+		if (addr && addr >= (unsigned long)__per_cpu_start &&
+		    addr < (unsigned long)__per_cpu_end) {
+			/*
+			 * kallsyms has no sizes for per-CPU symbols; struct
+			 * rcu_data, private to RCU, is well under a page.
+			 */
+			ret = kvm_isolation_map_percpu(iso, (void __percpu *)addr, PAGE_SIZE,
+						       "core");
+			continue;
+		}
 		if (!addr || !kallsyms_lookup_size_offset(addr, &size, &offset)) {
-			/* Per-CPU symbols have no size in kallsyms. */
 			pr_info("%s has no size in kallsyms: not mapped, its faults will be logged\n",
 				symbols[i]);
 			continue;
 		}
-		if (addr >= (unsigned long)__per_cpu_start && addr < (unsigned long)__per_cpu_end)
-			ret = kvm_isolation_map_percpu(iso, (void __percpu *)addr, size, "core");
-		else
-			ret = kvm_isolation_map(iso, (void *)addr, size, KVM_ISOLATION_PTE, "core");
+		ret = kvm_isolation_map(iso, (void *)addr, size, KVM_ISOLATION_PTE, "core");
 	}
 	return ret;
 }

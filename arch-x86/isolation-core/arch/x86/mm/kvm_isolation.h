@@ -34,6 +34,7 @@ struct iso_range {
 	enum kvm_isolation_level level;
 	const char *owner;
 	unsigned int refcount;
+	bool shadow;			/* the KASAN shadow of the range at ptr */
 };
 
 struct kvm_isolation {
@@ -43,6 +44,7 @@ struct kvm_isolation {
 	pgd_t *pgd;			/* restricted table: user half of mm->pgd */
 	struct kvm_isolation *shared;	/* the core, whose pages we reference */
 	gfp_t gfp;
+	bool kasan_shadow;		/* map each range's KASAN shadow too */
 	struct mutex lock;		/* protects everything below */
 	struct xarray ptpages;		/* pfn -> struct iso_ptpage */
 	struct list_head ptpage_list;	/* in allocation order */
@@ -54,6 +56,9 @@ struct kvm_isolation {
 };
 
 struct seq_file;
+
+/* ORC's tables (vmlinux.lds.h), for the unwinder lockdep runs isolated. */
+extern char __start_orc_unwind_ip[], orc_lookup_end[];
 
 void kvm_isolation_dump_walk(struct kvm_isolation *iso, unsigned long address);
 int kvm_isolation_ranges_show(struct seq_file *m, void *v);

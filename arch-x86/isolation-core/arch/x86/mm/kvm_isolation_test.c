@@ -128,11 +128,16 @@ static int iso_test_map(struct kvm_isolation *iso, const void *ptr, size_t size,
 	return kvm_isolation_map(iso, ptr, size, level, "test");
 }
 
+/*
+ * An instance whose table holds only what a test maps: with KASAN, no
+ * shadow ranges beside (iso_test_kasan_shadow() tests those).
+ */
 static struct kvm_isolation *iso_test_create(struct kunit *test, struct kvm_isolation *shared)
 {
 	struct kvm_isolation *iso = iso_create(shared, GFP_KERNEL, "test");
 
 	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, iso);
+	iso->kasan_shadow = false;
 	return iso;
 }
 
@@ -444,7 +449,9 @@ static void iso_test_clear_at_level(struct kunit *test)
 	KUNIT_EXPECT_FALSE(test, iso_owns(iso, iso_table(READ_ONCE(*pmd))));
 	iso_test_snapshot(test, s, b, b + PAGE_SIZE);
 	kvm_isolation_unmap(iso, (void *)b);
-	KUNIT_EXPECT_EQ(test, READ_ONCE(*pmd), 0UL);
+	/* Cleared, or gone with the directory page that held only it. */
+	pmd = iso_walk(iso, b, KVM_ISOLATION_PMD, false);
+	KUNIT_EXPECT_TRUE(test, !pmd || !READ_ONCE(*pmd));
 	iso_test_expect_snapshot(test, s);
 	kvm_isolation_destroy(iso);
 	vfree((void *)b);
@@ -469,6 +476,49 @@ static void iso_test_free_all(struct kunit *test)
 	kvm_isolation_destroy(core);
 	KUNIT_EXPECT_EQ(test, kvm_isolation_pgtable_pages(), before);
 	vfree(v);
+}
+
+/* An instance a CPU may still switch back to is not freed under it. */
+static void iso_test_destroy_loaded(struct kunit *test)
+{
+	unsigned long before = kvm_isolation_pgtable_pages();
+	struct kvm_isolation *iso = iso_test_create(test, NULL);
+	int cpu = cpumask_last(cpu_online_mask);
+
+	/* As if @cpu had switched to it and not back. */
+	cpumask_set_cpu(cpu, mm_cpumask(iso->mm));
+	KUNIT_EXPECT_FALSE(test, kvm_isolation_destroy(iso));
+	KUNIT_EXPECT_GT(test, kvm_isolation_pgtable_pages(), before);
+	cpumask_clear_cpu(cpu, mm_cpumask(iso->mm));
+	KUNIT_EXPECT_TRUE(test, kvm_isolation_destroy(iso));
+	KUNIT_EXPECT_EQ(test, kvm_isolation_pgtable_pages(), before);
+}
+
+/* With generic KASAN, a range's shadow is mapped and unmapped with it. */
+static void iso_test_kasan_shadow(struct kunit *test)
+{
+#ifdef CONFIG_KASAN_GENERIC
+	struct kvm_isolation *iso = iso_test_create(test, NULL);
+	void *k = kunit_kmalloc(test, 3 * PAGE_SIZE, GFP_KERNEL);
+	unsigned long start, end;
+
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, k);
+	iso->kasan_shadow = true;
+	start = (unsigned long)k;
+	end = start + 3 * PAGE_SIZE;
+	iso_to_shadow(&start, &end);
+	KUNIT_EXPECT_FALSE(test, iso_test_mapped(iso, start));
+	KUNIT_EXPECT_EQ(test, iso_test_map(iso, k, 3 * PAGE_SIZE, KVM_ISOLATION_PTE), 0);
+	iso_test_expect_same(test, iso, (unsigned long)k, (unsigned long)k + 3 * PAGE_SIZE);
+	iso_test_expect_same(test, iso, start, end);
+	kvm_isolation_unmap(iso, k);
+	iso_test_expect_unmapped(test, iso, (unsigned long)k, (unsigned long)k + 3 * PAGE_SIZE);
+	iso_test_expect_unmapped(test, iso, start, end);
+	KUNIT_EXPECT_TRUE(test, list_empty(&iso->ranges));
+	kvm_isolation_destroy(iso);
+#else
+	kunit_skip(test, "needs a kernel with generic kasan");
+#endif
 }
 
 /* An allocation failing in the middle of a copy leaves nothing behind. */
@@ -554,6 +604,8 @@ static struct kunit_case kvm_isolation_test_cases[] = {
 	KUNIT_CASE(iso_test_two_instances),
 	KUNIT_CASE(iso_test_clear_at_level),
 	KUNIT_CASE(iso_test_free_all),
+	KUNIT_CASE(iso_test_destroy_loaded),
+	KUNIT_CASE(iso_test_kasan_shadow),
 	KUNIT_CASE(iso_test_alloc_failure),
 	KUNIT_CASE(iso_test_stray_direct_map),
 	{}

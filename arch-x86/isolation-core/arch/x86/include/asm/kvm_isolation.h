@@ -100,7 +100,7 @@ int kvm_isolation_setup(struct module *kvm, const void *vendor_ops);
 void kvm_isolation_teardown(void);
 
 struct kvm_isolation *kvm_isolation_create(const char *name);
-void kvm_isolation_destroy(struct kvm_isolation *iso);
+bool kvm_isolation_destroy(struct kvm_isolation *iso);
 int kvm_isolation_map(struct kvm_isolation *iso, const void *ptr, size_t size,
 		      enum kvm_isolation_level level, const char *owner);
 void kvm_isolation_unmap(struct kvm_isolation *iso, const void *ptr);
