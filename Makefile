@@ -15,7 +15,7 @@ SHELL := /bin/bash
 S     := scripts
 ARCH  ?= x86_64
 
-.PHONY: all bench bench-hlt deps prepare kernel-x86_64 kernel-x86_64-noasi kernel-arm64 selftests \
+.PHONY: all bench bench-hlt deps prepare kernel-x86_64 kernel-x86_64-noasi kernel-x86_64-debug kernel-arm64 selftests \
 	check menuconfig series check-series cross-check checkpatch sparse docs bisect-build \
 	selftests-baseline clean distclean help
 
@@ -40,7 +40,7 @@ prepare: deps
 	@$(S)/prepare.sh
 
 # Explicit rules: make skips pattern rules for .PHONY targets.
-kernel-x86_64 kernel-x86_64-noasi kernel-arm64: prepare
+kernel-x86_64 kernel-x86_64-noasi kernel-x86_64-debug kernel-arm64: prepare
 	@$(S)/build-kernel.sh $(@:kernel-%=%)
 
 selftests: kernel-x86_64
@@ -86,7 +86,7 @@ selftests-baseline: selftests
 	@$(S)/selftests-baseline.sh $(MODEL)
 
 clean:
-	rm -rf build/x86_64 build/x86_64-noasi build/x86_64-w1 build/arm64 build/tests build/initramfs \
+	rm -rf build/x86_64 build/x86_64-noasi build/x86_64-debug build/x86_64-w1 build/arm64 build/tests build/initramfs \
 		build/selftests build/results build/series build/each build/cross
 
 distclean:
@@ -94,7 +94,7 @@ distclean:
 
 help:
 	@sed -n 's/^#   \{0,1\}//p' Makefile | sed -n '1,/^$$/p'
-	@echo "Targets: all check bench bench-hlt deps prepare kernel-{x86_64,x86_64-noasi,arm64} selftests"
-	@echo "         menuconfig [ARCH=x86_64|arm64] series check-series cross-check"
+	@echo "Targets: all check bench bench-hlt deps prepare kernel-{x86_64,x86_64-noasi,x86_64-debug,arm64}"
+	@echo "         selftests menuconfig [ARCH=x86_64|arm64] series check-series cross-check"
 	@echo "         checkpatch sparse docs bisect-build selftests-baseline [MODEL=qemu-svm|bochs-vmx]"
 	@echo "         clean distclean"

@@ -223,7 +223,7 @@ sound: driver=dummy
         return rc == 0 or (rc == 1 and said_off)
 
 
-def run(emu, log_path, timeout, quiet):
+def run(emu, name, log_path, timeout, quiet):
     """Run the emulator, copying its console to log_path.
 
     Returns (lines, rc, why): why is '' when it ended by itself, else
@@ -250,7 +250,7 @@ def run(emu, log_path, timeout, quiet):
                 boots += bool(KERNEL_BANNER.match(line))
                 if not quiet and (line.startswith('asi-init: running') or
                                   (BADNESS.search(line) and not BENIGN.search(line))):
-                    print(f'    | {line}', flush=True)
+                    print(f'    | {name}: {line}', flush=True)
             log.flush()
             # Bochs resets instead of stopping (QEMU has -no-reboot).
             if boots > 1:
@@ -400,7 +400,7 @@ def main():
         print(f'==> booting {a.name}: {a.arch} on {a.emulator}, cpu {emu.cpu}, '
               f'{emu.smp} vCPU(s), tests: {a.tests or "none"}', flush=True)
     start = time.monotonic()
-    lines, rc, why = run(emu, log_path, a.timeout, a.quiet)
+    lines, rc, why = run(emu, a.name, log_path, a.timeout, a.quiet)
     secs = time.monotonic() - start
 
     if not why and not emu.powered_off(rc) and not any(KERNEL_BANNER.match(ln) for ln in lines):

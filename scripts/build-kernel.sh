@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
 # Build one of our kernels (incrementally, out of tree, through ccache).
-# usage: build-kernel.sh <kernel>      kernel: x86_64 | x86_64-noasi | arm64
+# usage: build-kernel.sh <kernel>      kernel: x86_64 | x86_64-noasi | x86_64-debug | arm64
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
