@@ -280,7 +280,7 @@ int main(void)
 	bool expected = iso_expected(), have_stats;
 	/* The CPU gives the next RIP: VMX always, SVM with NRIP save. */
 	bool next_rip = cpu_has_flag("nrip_save") || cpu_has_flag("vmx");
-	int64_t enabled, user_exits, resets, canaries;
+	int64_t enabled, user_exits, resets, canaries, checks;
 	bool armed;
 	long long flushes_before;
 	struct kvm_ioeventfd ioev;
@@ -291,7 +291,7 @@ int main(void)
 
 	if (guest_create(&g, iso_guest_start, iso_guest_end - iso_guest_start) == -ENOENT)
 		kvm_missing();
-	ktap_plan(16);
+	ktap_plan(17);
 	ok = guest_add_vcpu(&g) == 0;
 	have_stats = iso_read_stats(&before);
 	ktap_diag("isolation %s (kvm.address_space_isolation=1 %s, pti=on %s)",
@@ -335,6 +335,19 @@ int main(void)
 		ktap_result(mostly_inside(&before, "PIC port I/O", LOOPS), "pic_exits_inside");
 	else
 		ktap_result(never_entered(&before), "pic_exits_never_entered");
+	/*
+	 * Each exit handled inside compared the CR3 it ran on with the VM's
+	 * restricted table (test kernels): a switch that loaded the full
+	 * mappings would pass every counter above.
+	 */
+	checks = moved(&before, "cr3_checks");
+	ktap_diag("CR3 checked at %lld VM-exits handled inside: %lld not the VM's restricted table",
+		  (long long)checks, (long long)moved(&before, "cr3_mismatches"));
+	if (expected)
+		ktap_result(checks >= LOOPS / 2 && !moved(&before, "cr3_mismatches"),
+			    "restricted_cr3_at_exits_inside");
+	else
+		ktap_result(checks == 0, "cr3_unchecked_when_not_isolated");
 	guest_destroy(&p);
 
 	/*

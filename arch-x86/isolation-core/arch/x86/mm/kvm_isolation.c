@@ -797,6 +797,7 @@ static struct kvm_isolation *iso_create(struct kvm_isolation *shared, gfp_t gfp,
 		return NULL;
 	}
 	iso->pgd = kernel_to_user_pgdp(iso->mm->pgd);
+	iso->pgd_pa = __pa(iso->pgd);
 	/* PTI's entries in the user half are not ours to keep. */
 	memset(iso->pgd + KERNEL_PGD_BOUNDARY, 0, KERNEL_PGD_PTRS * sizeof(pgd_t));
 	iso->gfp = gfp;

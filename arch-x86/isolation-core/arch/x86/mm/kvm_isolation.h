@@ -42,6 +42,7 @@ struct kvm_isolation {
 	char name[24];			/* "core", or the VM's stats id */
 	struct mm_struct *mm;
 	pgd_t *pgd;			/* restricted table: user half of mm->pgd */
+	unsigned long pgd_pa;		/* its physical address, for CR3 checks */
 	struct kvm_isolation *shared;	/* the core, whose pages we reference */
 	gfp_t gfp;
 	bool kasan_shadow;		/* map each range's KASAN shadow too */

@@ -52,6 +52,8 @@ static int iso_stats_show(struct seq_file *m, void *v)
 	seq_printf(m, "l1d_flush_requests %llu\n", s.l1d_flush_requests);
 	seq_printf(m, "paranoid_trips %llu\n", s.paranoid_trips);
 	seq_printf(m, "canary_faults %llu\n", s.canary_faults);
+	seq_printf(m, "cr3_checks %llu\n", s.cr3_checks);
+	seq_printf(m, "cr3_mismatches %llu\n", s.cr3_mismatches);
 	seq_printf(m, "pagetable_pages %lu\n", kvm_isolation_pgtable_pages());
 	kvm_isolation_show_summary(m);
 	return 0;

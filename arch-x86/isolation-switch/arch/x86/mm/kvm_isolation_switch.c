@@ -95,6 +95,7 @@ void kvm_isolation_enter(struct kvm_isolation *iso)
 	switch_mm_irqs_off(NULL, iso->mm, NULL);
 	cr3 = iso_user_cr3(__read_cr3(), &noflush);
 	c->cr3 = cr3;
+	c->table = iso->pgd_pa;
 	c->iso = iso;
 	native_write_cr3(cr3 | (noflush ? X86_CR3_PCID_NOFLUSH : 0));
 	c->switching = false;
@@ -111,6 +112,7 @@ static void iso_leave(struct kvm_isolation_cpu *c, enum kvm_isolation_exit_reaso
 	native_write_cr3(iso_kernel_cr3(c->cr3));
 	c->iso = NULL;
 	c->cr3 = 0;
+	c->table = 0;
 	switch_mm_irqs_off(NULL, c->prev_mm, NULL);
 	c->prev_mm = NULL;
 	c->switching = false;
@@ -199,10 +201,31 @@ void __kvm_isolation_interrupt(void)
  */
 void kvm_isolation_count_vmexit(bool inside)
 {
-	if (inside)
-		this_cpu_inc(kvm_isolation_cpu.stats.vmexits_inside);
-	else
+#ifdef CONFIG_KVM_ADDRESS_SPACE_ISOLATION_KUNIT_TEST
+	unsigned long flags;
+#endif
+
+	if (!inside) {
 		this_cpu_inc(kvm_isolation_cpu.stats.vmexits_outside);
+		return;
+	}
+	this_cpu_inc(kvm_isolation_cpu.stats.vmexits_inside);
+#ifdef CONFIG_KVM_ADDRESS_SPACE_ISOLATION_KUNIT_TEST
+	/*
+	 * Test kernels check that the exit really ran on the VM's restricted
+	 * table (its address taken from the instance at entry, not from the
+	 * CR3 the switch computed): a switch that loaded anything else would
+	 * pass every other counter.  An interrupt would leave isolation
+	 * between the reads.
+	 */
+	local_irq_save(flags);
+	if (this_cpu_read(kvm_isolation_cpu.iso)) {
+		this_cpu_inc(kvm_isolation_cpu.stats.cr3_checks);
+		if ((__native_read_cr3() & CR3_ADDR_MASK) != this_cpu_read(kvm_isolation_cpu.table))
+			this_cpu_inc(kvm_isolation_cpu.stats.cr3_mismatches);
+	}
+	local_irq_restore(flags);
+#endif
 }
 EXPORT_SYMBOL_GPL(kvm_isolation_count_vmexit);
 
@@ -227,6 +250,8 @@ void kvm_isolation_get_stats(struct kvm_isolation_stats *sum)
 		sum->l1d_flush_requests += READ_ONCE(s->l1d_flush_requests);
 		sum->paranoid_trips += READ_ONCE(s->paranoid_trips);
 		sum->canary_faults += READ_ONCE(s->canary_faults);
+		sum->cr3_checks += READ_ONCE(s->cr3_checks);
+		sum->cr3_mismatches += READ_ONCE(s->cr3_mismatches);
 	}
 }
 EXPORT_SYMBOL_GPL(kvm_isolation_get_stats);

@@ -61,6 +61,8 @@ struct kvm_isolation_stats {
 	u64 l1d_flush_requests;
 	u64 paranoid_trips;	/* NMI, #MC, #DB taken while isolated */
 	u64 canary_faults;	/* reads of the test canary that faulted */
+	u64 cr3_checks;		/* test kernels: exits handled inside whose CR3 */
+	u64 cr3_mismatches;	/* was checked, and was not the VM's table's */
 };
 
 /* One seen faulting instruction. */
@@ -78,6 +80,7 @@ struct kvm_isolation_cpu {
 	struct kvm_isolation *iso;	/* loaded instance, NULL when not isolated */
 	struct mm_struct *prev_mm;	/* the mm to switch back to */
 	unsigned long cr3;		/* CR3 while isolated, 0 when not */
+	unsigned long table;		/* the instance's restricted table (phys) */
 	bool switching;			/* between the two CR3 writes */
 	unsigned int canary_left;	/* isolated VM-entries that read the canary */
 	unsigned long canary_page;	/* the test canary, a page nothing maps */
