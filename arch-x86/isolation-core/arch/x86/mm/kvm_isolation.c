@@ -1273,7 +1273,12 @@ static int iso_map_core_data(struct kvm_isolation *iso)
 	 * poke_int3_handler() at any instruction being patched, isolated or
 	 * not.
 	 */
-	static const char *const symbols[] = { "rcu_data", "bp_desc", "tp_vec" };
+	static const char *const symbols[] = {
+		"rcu_data", "bp_desc", "tp_vec",
+#ifdef CONFIG_TRACE_IRQFLAGS
+		"tracing_irq_cpu",	/* trace_hardirqs_on() and _off() */
+#endif
+	};
 	unsigned long addr, size, offset;
 	int i, ret = 0;
 
@@ -1313,7 +1318,8 @@ static int iso_map_core_data(struct kvm_isolation *iso)
 		    addr < (unsigned long)__per_cpu_end) {
 			/*
 			 * kallsyms has no sizes for per-CPU symbols; struct
-			 * rcu_data, private to RCU, is well under a page.
+			 * rcu_data, private to RCU, is well under a page
+			 * (tracing_irq_cpu is an int).
 			 */
 			ret = kvm_isolation_map_percpu(iso, (void __percpu *)addr, PAGE_SIZE,
 						       "core");

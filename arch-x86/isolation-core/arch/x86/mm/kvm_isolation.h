@@ -58,6 +58,11 @@ struct kvm_isolation {
 
 struct seq_file;
 
+#if defined(CONFIG_LOCKDEP) && !defined(CONFIG_PROVE_LOCKING)
+/* Read by every lockdep kernel; <linux/lockdep.h> declares it only for PROVE_LOCKING. */
+DECLARE_PER_CPU(unsigned int, lockdep_recursion);
+#endif
+
 /* ORC's tables (vmlinux.lds.h), for the unwinder lockdep runs isolated. */
 extern char __start_orc_unwind_ip[], orc_lookup_end[];
 
