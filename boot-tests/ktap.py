@@ -3,7 +3,7 @@
 
 Only what our tests and KUnit print is understood: "KTAP version 1", plans
 ("1..N", optionally "# SKIP reason"), results ("ok N name # SKIP reason",
-"not ok N name"), diagnostics ("# ..."), and nesting by four-space indent.
+"not ok N name", "not ok N name # TODO reason"), diagnostics ("# ..."), and nesting by four-space indent.
 """
 
 import re
@@ -26,7 +26,8 @@ class Case:
 
 def _status(ok, directive):
     d = (directive or '').strip().upper()
-    if d.startswith('SKIP'):
+    # A TODO case is a known failure, counted with the skips, not a pass.
+    if d.startswith('SKIP') or d.startswith('TODO'):
         return 'skip'
     return 'pass' if ok == 'ok' else 'fail'
 

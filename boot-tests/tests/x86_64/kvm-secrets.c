@@ -2,8 +2,10 @@
 /*
  * Secrets stay unmapped: while two VMs run, the kernel's check (debugfs
  * isolation/check) walks each VM's isolated page table for the other VM's
- * struct kvm and vCPUs, for a page of another process, and for direct-map
- * pages outside the mapped ranges.  Every line it prints is a KTAP case.
+ * struct kvm and vCPUs, for a page of another process, and audits every
+ * mapped page: none without a mapped object on it, none that a mapped
+ * object shares with anything else.  Every "ok"/"not ok" line it prints is
+ * a KTAP case, every "# " line a diagnostic.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -71,9 +73,49 @@ static pid_t child_page(unsigned long *pfn)
 	return pid;
 }
 
+/* Sharing is known until issue 13's page-exclusive allocations land. */
+#define SHARED_CHECK	"shares no mapped page"
+#define SHARED_TODO	"issue 13: per-CPU data and slab objects share their pages"
+
+/*
+ * The per-CPU variable at offset @off ("per-CPU data 0x25a00 of CPU 1" in
+ * a finding): /proc/kallsyms lists per-CPU symbols at their offsets.
+ */
+static void percpu_name(unsigned long off, char *name, size_t len)
+{
+	unsigned long addr, best = 0;
+	char type, sym[128];
+	FILE *f = fopen("/proc/kallsyms", "r");
+
+	snprintf(name, len, "?");
+	if (!f)
+		return;
+	while (fscanf(f, "%lx %c %127s%*[^\n]", &addr, &type, sym) == 3) {
+		if (addr <= off && addr >= best && addr < 0x1000000) {
+			best = addr;
+			snprintf(name, len, "%s+%#lx", sym, off - addr);
+		}
+	}
+	fclose(f);
+}
+
+/* A "# " line of the check, with per-CPU offsets named. */
+static void report_finding(const char *line)
+{
+	const char *p = strstr(line, "per-CPU data 0x");
+	char name[160];
+
+	if (!p) {
+		ktap_diag("%s", line + 2);
+		return;
+	}
+	percpu_name(strtoul(p + strlen("per-CPU data "), NULL, 16), name, sizeof(name));
+	ktap_diag("%s (%s)", line + 2, name);
+}
+
 int main(void)
 {
-	char buf[8192], *line, *save;
+	char buf[65536], *line, *save, *c;
 	struct guest a, b;
 	pthread_t ta, tb;
 	unsigned long pfn;
@@ -112,18 +154,36 @@ int main(void)
 		ktap_skip_all("no " ISO_DIR "/check");
 	buf[len] = 0;
 
-	/* Two VMs, each: the other VM, the direct map, the other process's page. */
-	for (line = buf; (line = strchr(line, '\n')); line++)
-		n++;
+	/*
+	 * Two VMs, each: the other VM, stray pages, shared pages, the other
+	 * process's page.
+	 */
+	for (line = buf; *line; line = strchr(line, '\n') + 1) {
+		if (strncmp(line, "# ", 2))
+			n++;
+		if (!strchr(line, '\n'))
+			break;
+	}
 	ktap_plan(n + 2);
 	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		if (!strncmp(line, "# ", 2)) {
+			report_finding(line);
+			continue;
+		}
 		ok = !strncmp(line, "ok ", 3);
-		ktap_result(ok, "%s", line + (ok ? 3 : 7));
+		line += ok ? 3 : 7;
+		/* VM names hold a '#', which KTAP reads as a directive. */
+		for (c = line; (c = strchr(c, '#')); )
+			*c = '.';
+		if (strstr(line, SHARED_CHECK))
+			ktap_todo(ok, SHARED_TODO, "%s", line);
+		else
+			ktap_result(ok, "%s", line);
 	}
 	ktap_diag("child page pfn %#lx", pfn);
 	ktap_result(a.vcpu[0].run->exit_reason == KVM_EXIT_IO &&
 		    b.vcpu[0].run->exit_reason == KVM_EXIT_IO, "vms_ran");
-	ktap_result(n == (pfn ? 6 : 4), "all_checks_reported");
+	ktap_result(n == (pfn ? 8 : 6), "all_checks_reported");
 	guest_destroy(&a);
 	guest_destroy(&b);
 	return ktap_exit_code();

@@ -43,6 +43,7 @@
 #include <linux/sched/task.h>
 #include <linux/sched/task_stack.h>
 #include <linux/slab.h>
+#include <linux/vmalloc.h>
 #include <linux/xarray.h>
 
 #include <asm/cpu_entry_area.h>
@@ -608,6 +609,33 @@ static void iso_to_shadow(unsigned long *start, unsigned long *end)
 }
 
 /*
+ * Does [start, end) begin a page-granular allocation that it fills but for
+ * the tail of its last page: a vmalloc area, or pages of the page allocator
+ * (neither slab nor reserved at boot)?  Then nothing else can be put on its
+ * pages, and the audit counts them as the object's.  Ranges copied at a
+ * coarser level, and KASAN's shadow, which only says which bytes may be
+ * accessed, count as whole pages too.
+ */
+static bool iso_page_granular(unsigned long start, unsigned long end)
+{
+	struct vm_struct *area;
+	struct page *page;
+
+	if (!PAGE_ALIGNED(start))
+		return false;
+	if (is_vmalloc_addr((void *)start)) {
+		area = find_vm_area((void *)start);
+		return area && (unsigned long)area->addr == start &&
+		       get_vm_area_size(area) == PAGE_ALIGN(end - start);
+	}
+	if (!virt_addr_valid(start))
+		return false;
+	page = virt_to_head_page((void *)start);
+	return !PageSlab(page) && !PageReserved(page) &&
+	       end <= (unsigned long)page_address(page) + page_size(page);
+}
+
+/*
  * Map [ptr, ptr + size) at @level, or with @shadow the pages of its KASAN
  * shadow, as a range of its own found by the same @ptr.
  */
@@ -615,7 +643,7 @@ static int iso_map(struct kvm_isolation *iso, const void *ptr, size_t size,
 		   enum kvm_isolation_level level, const char *owner, bool shadow)
 {
 	unsigned long start = (unsigned long)ptr, end = (unsigned long)ptr + size;
-	unsigned long done;
+	unsigned long done, obj_start, obj_end;
 	struct iso_range *r;
 	int ret;
 
@@ -627,9 +655,15 @@ static int iso_map(struct kvm_isolation *iso, const void *ptr, size_t size,
 		level = KVM_ISOLATION_PTE;
 		owner = "KASAN shadow";
 	}
+	obj_start = start;
+	obj_end = end;
 	start = round_down(start, PAGE_SIZE);
 	end = round_up(end, PAGE_SIZE);
 	done = start;
+	if (shadow || level != KVM_ISOLATION_PTE || iso_page_granular(obj_start, obj_end)) {
+		obj_start = start;
+		obj_end = end;
+	}
 	/* A coarser copy of the direct map would map unrelated memory. */
 	if (level != KVM_ISOLATION_PTE && iso_in_direct_map(start, end))
 		return -EINVAL;
@@ -654,6 +688,7 @@ static int iso_map(struct kvm_isolation *iso, const void *ptr, size_t size,
 		.ptr = (unsigned long)ptr, .start = start, .end = end,
 		.first = start & ~(iso_size(level) - 1),
 		.last = (end - 1) | (iso_size(level) - 1),
+		.obj_start = obj_start, .obj_end = obj_end,
 		.level = level, .owner = owner, .refcount = 1, .shadow = shadow,
 	};
 
@@ -1050,12 +1085,135 @@ bool kvm_isolation_is_mapped(struct kvm_isolation *iso, const void *addr)
 }
 EXPORT_SYMBOL_GPL(kvm_isolation_is_mapped);
 
-/* Count direct-map pages of one table level that no range of @iso covers. */
-static unsigned long iso_stray_direct_map(struct kvm_isolation *iso, void *table,
-					  enum kvm_isolation_level level, unsigned long base,
-					  unsigned long *first)
+/*
+ * Bytes of [start, end) that no object of @iso or of the core stands for;
+ * the first of them in *first.  The core's ranges do not change while
+ * other instances exist.
+ */
+static unsigned long iso_uncovered(struct kvm_isolation *iso, unsigned long start,
+				   unsigned long end, unsigned long *first)
 {
-	unsigned long *e = table, n = 0, addr;
+	struct kvm_isolation *owners[] = { iso, iso->shared };
+	unsigned long pos = start, gap = 0, reach, next;
+	struct iso_range *r;
+	int i;
+
+	*first = 0;
+	while (pos < end) {
+		reach = pos;
+		next = end;
+		for (i = 0; i < ARRAY_SIZE(owners) && owners[i]; i++) {
+			list_for_each_entry(r, &owners[i]->ranges, list) {
+				if (r->obj_start <= pos && r->obj_end > reach)
+					reach = r->obj_end;
+				else if (r->obj_start > pos && r->obj_start < next)
+					next = r->obj_start;
+			}
+		}
+		if (reach > pos) {
+			pos = reach;
+			continue;
+		}
+		if (!gap)
+			*first = pos;
+		gap += next - pos;
+		pos = next;
+	}
+	return gap;
+}
+
+/* Name what holds @addr, a byte mapped for no object. */
+static void iso_audit_describe(struct seq_file *m, unsigned long addr)
+{
+	struct page *page;
+	unsigned long off;
+	int cpu;
+
+	if (addr >= (unsigned long)_text && addr < (unsigned long)_end) {
+		seq_printf(m, "kernel image %pS", (void *)addr);
+		return;
+	}
+	for_each_possible_cpu(cpu) {
+		off = addr - per_cpu_offset(cpu);
+		if (off >= (unsigned long)__per_cpu_start && off < (unsigned long)__per_cpu_end) {
+			seq_printf(m, "per-CPU data %#lx of CPU %d", off, cpu);
+			return;
+		}
+	}
+	if (is_vmalloc_or_module_addr((void *)addr) || !virt_addr_valid(addr)) {
+		seq_printf(m, "%pS", (void *)addr);
+		return;
+	}
+	page = virt_to_head_page((void *)addr);
+	if (PageSlab(page))
+		seq_puts(m, "slab memory");
+	else if (PageBuddy(page) || !page_count(page))
+		seq_puts(m, "free memory");
+	else
+		seq_printf(m, "a page (%pGp)", &page->flags);
+}
+
+/* Name the owners of the objects mapped on the page at @addr. */
+static void iso_audit_owners(struct seq_file *m, struct kvm_isolation *iso, unsigned long addr)
+{
+	struct kvm_isolation *owners[] = { iso, iso->shared };
+	const char *seen[4] = {};
+	struct iso_range *r;
+	int i, j;
+
+	for (i = 0; i < ARRAY_SIZE(owners) && owners[i]; i++) {
+		list_for_each_entry(r, &owners[i]->ranges, list) {
+			if (r->obj_end <= addr || r->obj_start >= addr + PAGE_SIZE)
+				continue;
+			for (j = 0; j < ARRAY_SIZE(seen) && seen[j]; j++)
+				if (!strcmp(seen[j], r->owner))
+					break;
+			if (j == ARRAY_SIZE(seen) || seen[j])
+				continue;
+			seen[j] = r->owner;
+			seq_printf(m, "%s%s", j ? ", " : "", r->owner);
+		}
+	}
+}
+
+struct iso_audit {
+	struct kvm_isolation *iso;
+	struct seq_file *m;
+	unsigned int lines;		/* findings still to describe */
+	struct kvm_isolation_audit *res;
+};
+
+/* One 4 KiB page the restricted table maps at @addr. */
+static void iso_audit_page(struct iso_audit *a, unsigned long addr, unsigned long pfn)
+{
+	unsigned long first, n = iso_uncovered(a->iso, addr, addr + PAGE_SIZE, &first);
+
+	a->res->pages++;
+	if (!n)
+		return;
+	if (n == PAGE_SIZE)
+		a->res->stray++;
+	else
+		a->res->shared++;
+	a->res->foreign_bytes += n;
+	if (!a->m || !a->lines)
+		return;
+	a->lines--;
+	seq_printf(a->m, "# %s: %s page %#lx (pfn %#lx", a->iso->name,
+		   n == PAGE_SIZE ? "stray" : "shared", addr, pfn);
+	if (n != PAGE_SIZE) {
+		seq_puts(a->m, ", mapped for ");
+		iso_audit_owners(a->m, a->iso, addr);
+	}
+	seq_printf(a->m, "), %lu bytes of no mapped object, the first at +%#lx: ", n, first - addr);
+	iso_audit_describe(a->m, first);
+	seq_putc(a->m, '\n');
+}
+
+static void iso_audit_table(struct iso_audit *a, void *table, enum kvm_isolation_level level,
+			    unsigned long base)
+{
+	unsigned long *e = table, addr, first, size = iso_size(level), pfn, p;
 	unsigned int i;
 
 	for (i = 0; i < PTRS_PER_PTE; i++) {
@@ -1063,43 +1221,54 @@ static unsigned long iso_stray_direct_map(struct kvm_isolation *iso, void *table
 		if (level == KVM_ISOLATION_PGD)
 			addr = (long)(addr << (64 - __VIRTUAL_MASK_SHIFT - 1)) >>
 			       (64 - __VIRTUAL_MASK_SHIFT - 1);
-		if (!iso_present(e[i]) || !iso_in_direct_map(addr, addr + iso_size(level)))
+		if (!iso_present(e[i]))
 			continue;
 		if (!iso_leaf(level, e[i])) {
-			n += iso_stray_direct_map(iso, iso_table(e[i]), iso_next_level(level),
-						  addr, first);
+			iso_audit_table(a, iso_table(e[i]), iso_next_level(level), addr);
 			continue;
 		}
-		if (!iso_covered(iso, addr, addr + iso_size(level) - 1)) {
-			if (!n && !*first)
-				*first = addr;
-			n += iso_size(level) >> PAGE_SHIFT;
+		pfn = (e[i] & PTE_PFN_MASK & ~(size - 1)) >> PAGE_SHIFT;
+		/* A large leaf that objects cover whole: no need to look closer. */
+		if (size > PAGE_SIZE && !iso_uncovered(a->iso, addr, addr + size, &first)) {
+			a->res->pages += size >> PAGE_SHIFT;
+			continue;
+		}
+		for (p = 0; p < size; p += PAGE_SIZE) {
+			iso_audit_page(a, addr + p, pfn + (p >> PAGE_SHIFT));
+			cond_resched();
 		}
 	}
-	return n;
 }
 
 /**
- * kvm_isolation_check_direct_map() - direct-map pages mapped outside any range
+ * kvm_isolation_audit() - is every mapped byte one that the instance may map?
  * @iso: the instance
- * @first: where the first stray page is put
+ * @m: where to describe findings as "# " lines, or NULL
+ * @max_lines: how many findings to describe at most
+ * @res: what the audit counted
  *
- * Walks the restricted table: every page of the direct map it maps must be
- * covered by a range of the instance or of the core.
+ * Walks every present leaf of the restricted table, the core's included,
+ * and classifies each mapped byte: it belongs to an object mapped for @iso
+ * or the core, or it does not.  A page of bytes of no mapped object is a
+ * finding: "stray" when no object is on it at all, "shared" when a mapped
+ * object shares it with something else (another allocation, another CPU's
+ * or the kernel's variables, free memory).  Objects are their exact bytes,
+ * except page-granular allocations, which own their pages whole.
  *
- * Return: the number of direct-map pages mapped outside every range.
+ * Return: the number of findings, stray and shared pages.
  */
-unsigned long kvm_isolation_check_direct_map(struct kvm_isolation *iso, unsigned long *first)
+unsigned long kvm_isolation_audit(struct kvm_isolation *iso, struct seq_file *m,
+				  unsigned int max_lines, struct kvm_isolation_audit *res)
 {
-	unsigned long n;
+	struct iso_audit a = { .iso = iso, .m = m, .lines = max_lines, .res = res };
 
-	*first = 0;
+	memset(res, 0, sizeof(*res));
 	mutex_lock(&iso->lock);
-	n = iso_stray_direct_map(iso, iso->pgd, KVM_ISOLATION_PGD, 0, first);
+	iso_audit_table(&a, iso->pgd, KVM_ISOLATION_PGD, 0);
 	mutex_unlock(&iso->lock);
-	return n;
+	return res->stray + res->shared;
 }
-EXPORT_SYMBOL_GPL(kvm_isolation_check_direct_map);
+EXPORT_SYMBOL_GPL(kvm_isolation_audit);
 
 #if IS_ENABLED(CONFIG_PTDUMP_DEBUGFS)
 /**

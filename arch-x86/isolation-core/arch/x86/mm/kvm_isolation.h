@@ -24,13 +24,16 @@ struct iso_ptpage {
 
 /*
  * A mapped range: the caller's pointer, its page span, its level, and what
- * its entries at that level map: first and last byte, [first, last].
+ * its entries at that level map: first and last byte, [first, last].  The
+ * audit compares what is mapped with [obj_start, obj_end): the bytes the
+ * range stands for.
  */
 struct iso_range {
 	struct list_head list;
 	unsigned long ptr;
 	unsigned long start, end;
 	unsigned long first, last;
+	unsigned long obj_start, obj_end;
 	enum kvm_isolation_level level;
 	const char *owner;
 	unsigned int refcount;

@@ -569,27 +569,74 @@ static void iso_test_alloc_failure(struct kunit *test)
 	vfree(v);
 }
 
-/* The secrets check finds a direct-map page mapped outside every range. */
-static void iso_test_stray_direct_map(struct kunit *test)
+/* The audit finds a page mapped outside every range. */
+static void iso_test_audit_stray(struct kunit *test)
 {
 	struct kvm_isolation *iso = iso_test_create(test, NULL);
 	void *k = kunit_kmalloc(test, 2 * PAGE_SIZE, GFP_KERNEL);
-	unsigned long a, first, *slot;
+	struct kvm_isolation_audit res;
+	unsigned long a, *slot;
 
 	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, k);
 	a = PAGE_ALIGN((unsigned long)k);
 	KUNIT_EXPECT_EQ(test, iso_test_map(iso, (void *)a, PAGE_SIZE, KVM_ISOLATION_PTE), 0);
 	KUNIT_EXPECT_TRUE(test, kvm_isolation_is_mapped(iso, (void *)a));
-	KUNIT_EXPECT_EQ(test, kvm_isolation_check_direct_map(iso, &first), 0UL);
+	KUNIT_EXPECT_EQ(test, kvm_isolation_audit(iso, NULL, 0, &res), 0UL);
+	KUNIT_EXPECT_EQ(test, res.pages, 1UL);
 
 	/* An entry no range accounts for, as a bug would leave it. */
 	slot = iso_walk(iso, a, KVM_ISOLATION_PTE, false);
 	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, slot);
 	slot[(a >> PAGE_SHIFT) & 1 ? -1 : 1] = iso_kernel_entry(a ^ PAGE_SIZE, KVM_ISOLATION_PTE);
-	KUNIT_EXPECT_EQ(test, kvm_isolation_check_direct_map(iso, &first), 1UL);
-	KUNIT_EXPECT_EQ(test, first, a ^ PAGE_SIZE);
+	KUNIT_EXPECT_EQ(test, kvm_isolation_audit(iso, NULL, 0, &res), 1UL);
+	KUNIT_EXPECT_EQ(test, res.stray, 1UL);
+	KUNIT_EXPECT_EQ(test, res.foreign_bytes, PAGE_SIZE);
 	slot[(a >> PAGE_SHIFT) & 1 ? -1 : 1] = 0;
 	kvm_isolation_destroy(iso);
+}
+
+/*
+ * The positive control of the page-ownership audit: a small object shares
+ * its page with the allocator's other objects or free space, and the audit
+ * must say so; objects that fill their pages, or page-granular allocations
+ * with a tail, are no finding.
+ */
+static void iso_test_audit_shared(struct kunit *test)
+{
+	struct kvm_isolation *iso = iso_test_create(test, NULL);
+	void *small = kunit_kmalloc(test, 64, GFP_KERNEL);
+	/* Two pages: the first object on them is not the whole allocation. */
+	unsigned long a = (unsigned long)iso_test_vmalloc(test, 2 * PAGE_SIZE);
+	void *v = iso_test_vmalloc(test, PAGE_SIZE + 100);
+	struct kvm_isolation_audit res;
+
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, small);
+	/* A page filled by two objects that meet in its middle. */
+	KUNIT_EXPECT_EQ(test, iso_test_map(iso, (void *)a, 100, KVM_ISOLATION_PTE), 0);
+	KUNIT_EXPECT_EQ(test, iso_test_map(iso, (void *)a + 100, PAGE_SIZE - 100,
+					   KVM_ISOLATION_PTE), 0);
+	/* Two pages of vmalloc, the second with 100 bytes of the object. */
+	KUNIT_EXPECT_EQ(test, iso_test_map(iso, v, PAGE_SIZE + 100, KVM_ISOLATION_PTE), 0);
+	KUNIT_EXPECT_EQ(test, kvm_isolation_audit(iso, NULL, 0, &res), 0UL);
+	KUNIT_EXPECT_EQ(test, res.pages, 3UL);
+
+	/* The first half of the page alone: the rest is no object's. */
+	kvm_isolation_unmap(iso, (void *)a + 100);
+	KUNIT_EXPECT_EQ(test, iso_test_map(iso, (void *)a + 100, PAGE_SIZE / 2 - 100,
+					   KVM_ISOLATION_PTE), 0);
+	KUNIT_EXPECT_EQ(test, kvm_isolation_audit(iso, NULL, 0, &res), 1UL);
+	KUNIT_EXPECT_EQ(test, res.shared, 1UL);
+	KUNIT_EXPECT_EQ(test, res.foreign_bytes, PAGE_SIZE / 2);
+
+	/* A 64-byte slab object: its page holds others, or free space. */
+	KUNIT_EXPECT_EQ(test, iso_test_map(iso, small, 64, KVM_ISOLATION_PTE), 0);
+	KUNIT_EXPECT_EQ(test, kvm_isolation_audit(iso, NULL, 0, &res), 2UL);
+	KUNIT_EXPECT_EQ(test, res.shared, 2UL);
+	KUNIT_EXPECT_EQ(test, res.stray, 0UL);
+	KUNIT_EXPECT_EQ(test, res.foreign_bytes, PAGE_SIZE / 2 + PAGE_SIZE - 64);
+	kvm_isolation_destroy(iso);
+	vfree(v);
+	vfree((void *)a);
 }
 
 static struct kunit_case kvm_isolation_test_cases[] = {
@@ -607,7 +654,8 @@ static struct kunit_case kvm_isolation_test_cases[] = {
 	KUNIT_CASE(iso_test_destroy_loaded),
 	KUNIT_CASE(iso_test_kasan_shadow),
 	KUNIT_CASE(iso_test_alloc_failure),
-	KUNIT_CASE(iso_test_stray_direct_map),
+	KUNIT_CASE(iso_test_audit_stray),
+	KUNIT_CASE(iso_test_audit_shared),
 	{}
 };
 

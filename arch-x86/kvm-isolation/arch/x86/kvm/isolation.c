@@ -189,12 +189,15 @@ static unsigned long check_pfn;
 
 /*
  * debugfs "check": while VMs run, nothing of another VM, no page of another
- * process, and no direct-map page outside the mapped ranges may be mapped
- * in a VM's isolated address space.  One "ok"/"not ok" line per check.
+ * process, no page without a mapped object, and no page that a mapped
+ * object shares with anything else may be mapped in a VM's isolated address
+ * space.  One "ok"/"not ok" line per check; "# " lines describe findings.
  */
 static int kvm_x86_isolation_check_show(struct seq_file *m, void *v)
 {
-	unsigned long stray, first, vcpu_idx;
+	struct kvm_isolation_audit audit;
+	unsigned long vcpu_idx;
+	const char *name;
 	struct kvm_vcpu *vcpu;
 	struct kvm *a, *b;
 	bool leak;
@@ -215,12 +218,15 @@ static int kvm_x86_isolation_check_show(struct seq_file *m, void *v)
 				   kvm_isolation_name(xi->iso), b->arch.isolation ?
 				   kvm_isolation_name(b->arch.isolation->iso) : b->stats_id);
 		}
-		stray = kvm_isolation_check_direct_map(xi->iso, &first);
-		seq_printf(m, "%s %s maps no direct-map page outside its ranges",
-			   stray ? "not ok" : "ok", kvm_isolation_name(xi->iso));
-		if (stray)
-			seq_printf(m, " (%lu pages, first %#lx)", stray, first);
-		seq_puts(m, "\n");
+		kvm_isolation_audit(xi->iso, m, 32, &audit);
+		seq_printf(m, "# %s: %lu KiB mapped, %lu KiB of it on pages shared with what it may not map, %lu bytes of those\n",
+			   kvm_isolation_name(xi->iso), audit.pages << (PAGE_SHIFT - 10),
+			   audit.shared << (PAGE_SHIFT - 10), audit.foreign_bytes);
+		name = kvm_isolation_name(xi->iso);
+		seq_printf(m, "%s %s maps no page without an object of its own or the core's (%lu stray)\n",
+			   audit.stray ? "not ok" : "ok", name, audit.stray);
+		seq_printf(m, "%s %s shares no mapped page with anything else (%lu shared)\n",
+			   audit.shared ? "not ok" : "ok", name, audit.shared);
 		if (check_pfn && pfn_valid(check_pfn)) {
 			leak = kvm_isolation_is_mapped(xi->iso, pfn_to_kaddr(check_pfn));
 			seq_printf(m, "%s %s does not map pfn %#lx\n", leak ? "not ok" : "ok",

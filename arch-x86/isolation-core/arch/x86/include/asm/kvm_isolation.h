@@ -65,6 +65,14 @@ struct kvm_isolation_stats {
 	u64 cr3_mismatches;	/* was checked, and was not the VM's table's */
 };
 
+/* What kvm_isolation_audit() counted. */
+struct kvm_isolation_audit {
+	unsigned long pages;		/* 4 KiB pages the restricted table maps */
+	unsigned long stray;		/* pages with no mapped object on them */
+	unsigned long shared;		/* pages a mapped object shares */
+	unsigned long foreign_bytes;	/* bytes of no mapped object on both */
+};
+
 /* One seen faulting instruction. */
 struct kvm_isolation_fault {
 	unsigned long ip;
@@ -116,7 +124,8 @@ unsigned long kvm_isolation_pgtable_pages(void);
 const char *kvm_isolation_name(struct kvm_isolation *iso);
 bool kvm_isolation_is_mapped(struct kvm_isolation *iso, const void *addr);
 void kvm_isolation_ptdump(struct seq_file *m);
-unsigned long kvm_isolation_check_direct_map(struct kvm_isolation *iso, unsigned long *first);
+unsigned long kvm_isolation_audit(struct kvm_isolation *iso, struct seq_file *m,
+				  unsigned int max_lines, struct kvm_isolation_audit *res);
 
 void kvm_isolation_enter(struct kvm_isolation *iso);
 bool kvm_isolation_exit(enum kvm_isolation_exit_reason reason);
