@@ -1390,7 +1390,8 @@ static int iso_map_core_percpu(struct kvm_isolation *iso)
 		{ &hardirq_stack_ptr, sizeof(hardirq_stack_ptr) },
 		{ &hardirq_stack_inuse, sizeof(hardirq_stack_inuse) },
 		{ &x86_spec_ctrl_current, sizeof(x86_spec_ctrl_current) },
-		{ &cpu_tss_rw, sizeof(struct x86_hw_tss) },
+		/* All of it: cpu_entry_area maps it for PTI's user space anyway. */
+		{ &cpu_tss_rw, sizeof(cpu_tss_rw) },
 		{ &gdt_page, sizeof(gdt_page) },		/* SVM reloads TR */
 		{ &kvm_isolation_cpu, sizeof(kvm_isolation_cpu) },
 #ifdef CONFIG_CONTEXT_TRACKING

@@ -10,6 +10,7 @@
 #include <linux/percpu-defs.h>
 #include <linux/types.h>
 #include <asm/hardirq.h>
+#include <asm/page_types.h>
 
 struct dentry;
 struct seq_file;
@@ -83,7 +84,10 @@ struct kvm_isolation_fault {
 
 #define KVM_ISOLATION_FAULT_SITES	64
 
-/* Per-CPU state: its page is mapped in every isolated address space. */
+/*
+ * Per-CPU state: its page is mapped in every isolated address space, so
+ * it fills the page, which holds nothing else.
+ */
 struct kvm_isolation_cpu {
 	struct kvm_isolation *iso;	/* loaded instance, NULL when not isolated */
 	struct mm_struct *prev_mm;	/* the mm to switch back to */
@@ -93,7 +97,7 @@ struct kvm_isolation_cpu {
 	unsigned int canary_left;	/* isolated VM-entries that read the canary */
 	unsigned long canary_page;	/* the test canary, a page nothing maps */
 	struct kvm_isolation_stats stats;
-};
+} __aligned(PAGE_SIZE);
 
 #ifdef CONFIG_KVM_ADDRESS_SPACE_ISOLATION
 
