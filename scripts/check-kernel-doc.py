@@ -40,6 +40,9 @@ def definitions(path, text, series):
         m = DEFINITION.match(line)
         if not m or line.rstrip().endswith(';'):
             continue
+        # DEFINE_PER_CPU...(...) = {: a macro defining a variable.
+        if m.group(1).isupper():
+            continue
         # A definition when "{" comes before any ";" (prototypes, macros).
         rest = '\n'.join(lines[i - 1:i + 8])
         ends = [k for k in (rest.find('{'), rest.find(';')) if k >= 0]

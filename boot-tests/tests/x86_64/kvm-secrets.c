@@ -75,7 +75,7 @@ static pid_t child_page(unsigned long *pfn)
 
 /* Sharing is known until issue 13's page-exclusive allocations land. */
 #define SHARED_CHECK	"shares no mapped page"
-#define SHARED_TODO	"issue 13: per-CPU data and slab objects share their pages"
+#define SHARED_TODO	"issue 13: slab objects and dynamic per-CPU data share their pages"
 
 /*
  * The per-CPU variable at offset @off ("per-CPU data 0x25a00 of CPU 1" in

@@ -31,8 +31,6 @@
 
 #define pr_fmt(fmt) "KVM isolation: " fmt
 
-#include <linux/context_tracking_state.h>
-#include <linux/kallsyms.h>
 #include <linux/kasan.h>
 #include <linux/mm.h>
 #include <linux/module.h>
@@ -1370,9 +1368,12 @@ void kvm_isolation_show_summary(struct seq_file *m)
 }
 
 /*
- * What every VM needs.  Per-CPU variables the entry code and the VM-entry
- * and VM-exit paths touch while isolated; page granular, so neighbours on
- * the same page are mapped too.
+ * What every VM needs of the per-CPU data: what the entry code and the
+ * VM-entry and VM-exit paths touch while isolated.  Each of these fills
+ * its pages, so nothing else is mapped with it: the variables defined with
+ * DEFINE_PER_CPU_KVM_ISOLATION(), on pages of their own; the page-aligned
+ * TSS, GDT and our own state; and the first per-CPU page, which holds only
+ * fixed_percpu_data (the stack canary), followed by page alignment.
  */
 static int iso_map_core_percpu(struct kvm_isolation *iso)
 {
@@ -1380,26 +1381,12 @@ static int iso_map_core_percpu(struct kvm_isolation *iso)
 		void __percpu *ptr;
 		size_t size;
 	} vars[] = {
-		{ &this_cpu_off, sizeof(this_cpu_off) },
-		{ &current_task, sizeof(current_task) },
-		{ &cpu_current_top_of_stack, sizeof(cpu_current_top_of_stack) },
-		{ &__preempt_count, sizeof(__preempt_count) },
-		{ &cpu_number, sizeof(cpu_number) },
-		{ &cpu_tlbstate, sizeof(cpu_tlbstate) },
-		{ &irq_stat, sizeof(irq_stat) },
-		{ &hardirq_stack_ptr, sizeof(hardirq_stack_ptr) },
-		{ &hardirq_stack_inuse, sizeof(hardirq_stack_inuse) },
-		{ &x86_spec_ctrl_current, sizeof(x86_spec_ctrl_current) },
+		{ (void __percpu __force *)__per_cpu_kvm_isolation_start, 0 },
 		/* All of it: cpu_entry_area maps it for PTI's user space anyway. */
 		{ &cpu_tss_rw, sizeof(cpu_tss_rw) },
 		{ &gdt_page, sizeof(gdt_page) },		/* SVM reloads TR */
 		{ &kvm_isolation_cpu, sizeof(kvm_isolation_cpu) },
-#ifdef CONFIG_CONTEXT_TRACKING
-		{ &context_tracking, sizeof(context_tracking) },	/* rcu_is_watching() */
-#endif
-#ifdef CONFIG_STACKPROTECTOR
-		{ &fixed_percpu_data, sizeof(fixed_percpu_data) },
-#endif
+		{ &fixed_percpu_data, PAGE_SIZE },
 #ifdef CONFIG_LOCKDEP
 		{ &lockdep_recursion, sizeof(lockdep_recursion) },
 #endif
@@ -1408,52 +1395,38 @@ static int iso_map_core_percpu(struct kvm_isolation *iso)
 		{ &hardirq_context, sizeof(hardirq_context) },
 #endif
 	};
+	size_t size;
 	int i, ret;
 
 	for (i = 0; i < ARRAY_SIZE(vars); i++) {
-		ret = kvm_isolation_map_percpu(iso, vars[i].ptr, vars[i].size, "core");
+		size = vars[i].size ?: __per_cpu_kvm_isolation_end - __per_cpu_kvm_isolation_start;
+		ret = kvm_isolation_map_percpu(iso, vars[i].ptr, size, "core");
 		if (ret)
 			return ret;
 	}
 	return 0;
 }
 
-extern const char *__start___tracepoint_str[], *__stop___tracepoint_str[];
-
 /*
- * Kernel data read on the VM-entry and VM-exit paths while isolated, page
- * granular too: kernel .data is not mapped as a whole.
+ * Kernel data read on the VM-entry and VM-exit paths while isolated: what
+ * is defined __kvm_isolation_data, on pages of its own (the CPU masks that
+ * RCU's and lockdep's checks read; bp_desc and tp_vec, which a static key
+ * flipped on another CPU makes poke_int3_handler() read at any instruction
+ * being patched), and the tracepoint strings (TPS()), read as arguments
+ * even when tracing is off, which the linker script page-aligns too.
  */
 static int iso_map_core_data(struct kvm_isolation *iso)
 {
-	static const struct {
-		const void *ptr;
-		size_t size;
-	} objs[] = {
-		/* cpu_online() in RCU's and lockdep's checks */
-		{ &__cpu_online_mask, sizeof(__cpu_online_mask) },
-		{ &__cpu_possible_mask, sizeof(__cpu_possible_mask) },
-		{ &__cpu_present_mask, sizeof(__cpu_present_mask) },
-		{ &__cpu_active_mask, sizeof(__cpu_active_mask) },
-	};
-	/*
-	 * Static objects, by name.  rcu_data: guest entry reports an RCU
-	 * quiescent state (rcu_virt_note_context_switch()).  bp_desc and
-	 * tp_vec: a static key flipped on another CPU takes this one through
-	 * poke_int3_handler() at any instruction being patched, isolated or
-	 * not.
-	 */
-	static const char *const symbols[] = {
-		"rcu_data", "bp_desc", "tp_vec",
-#ifdef CONFIG_TRACE_IRQFLAGS
-		"tracing_irq_cpu",	/* trace_hardirqs_on() and _off() */
-#endif
-	};
-	unsigned long addr, size, offset;
-	int i, ret = 0;
+	size_t size = __end_kvm_isolation_data - __start_kvm_isolation_data;
+	int ret;
 
-	for (i = 0; i < ARRAY_SIZE(objs) && !ret; i++)
-		ret = kvm_isolation_map(iso, objs[i].ptr, objs[i].size, KVM_ISOLATION_PTE, "core");
+	ret = kvm_isolation_map(iso, __start_kvm_isolation_data, size, KVM_ISOLATION_PTE,
+				"core");
+	size = PAGE_ALIGN((unsigned long)__stop___tracepoint_str -
+			  (unsigned long)__start___tracepoint_str);
+	if (!ret && size)
+		ret = kvm_isolation_map(iso, __start___tracepoint_str, size, KVM_ISOLATION_PTE,
+					"core");
 #ifdef CONFIG_LOCKDEP
 	/*
 	 * Lock tracking reads and writes lockdep's own state (classes, chains,
@@ -1477,31 +1450,6 @@ static int iso_map_core_data(struct kvm_isolation *iso)
 	if (!ret)
 		pr_warn("lockdep: the kernel's .data and .bss are mapped for every VM; this kernel tests isolation, it does not isolate\n");
 #endif
-	/* Tracepoint strings (TPS()), read as arguments even when tracing is off. */
-	size = (unsigned long)__stop___tracepoint_str - (unsigned long)__start___tracepoint_str;
-	if (!ret && size)
-		ret = kvm_isolation_map(iso, __start___tracepoint_str, size, KVM_ISOLATION_PTE,
-					"core");
-	for (i = 0; i < ARRAY_SIZE(symbols) && !ret; i++) {
-		addr = kallsyms_lookup_name(symbols[i]);
-		if (addr && addr >= (unsigned long)__per_cpu_start &&
-		    addr < (unsigned long)__per_cpu_end) {
-			/*
-			 * kallsyms has no sizes for per-CPU symbols; struct
-			 * rcu_data, private to RCU, is well under a page
-			 * (tracing_irq_cpu is an int).
-			 */
-			ret = kvm_isolation_map_percpu(iso, (void __percpu *)addr, PAGE_SIZE,
-						       "core");
-			continue;
-		}
-		if (!addr || !kallsyms_lookup_size_offset(addr, &size, &offset)) {
-			pr_info("%s has no size in kallsyms: not mapped, its faults will be logged\n",
-				symbols[i]);
-			continue;
-		}
-		ret = kvm_isolation_map(iso, (void *)addr, size, KVM_ISOLATION_PTE, "core");
-	}
 	return ret;
 }
 

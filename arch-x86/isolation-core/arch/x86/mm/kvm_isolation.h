@@ -69,6 +69,11 @@ DECLARE_PER_CPU(unsigned int, lockdep_recursion);
 /* ORC's tables (vmlinux.lds.h), for the unwinder lockdep runs isolated. */
 extern char __start_orc_unwind_ip[], orc_lookup_end[];
 
+/* What every VM maps, on pages of its own (vmlinux.lds.h). */
+extern char __per_cpu_kvm_isolation_start[], __per_cpu_kvm_isolation_end[];
+extern char __start_kvm_isolation_data[], __end_kvm_isolation_data[];
+extern const char *__start___tracepoint_str[], *__stop___tracepoint_str[];
+
 void kvm_isolation_dump_walk(struct kvm_isolation *iso, unsigned long address);
 int kvm_isolation_ranges_show(struct seq_file *m, void *v);
 void kvm_isolation_show_summary(struct seq_file *m);
