@@ -16,7 +16,7 @@ VMX_SELFTESTS='^x86_64/(vmx_([a-oq-z]|pmu)|evmcs_test|nested_)'
 NPROC=$(nproc)
 
 # Components applied on top of the pristine tree, in this order.
-COMPONENTS="virt-kvm arch-x86 arch-arm64-stubs"
+COMPONENTS="kernel-core virt-kvm arch-x86 arch-arm64-stubs"
 
 say()  { printf '==> %s\n' "$*"; }
 git_t() { git -C "$TREE" "$@"; }
