@@ -1447,8 +1447,12 @@ static int iso_map_core_data(struct kvm_isolation *iso)
 					orc_lookup_end - __start_orc_unwind_ip, KVM_ISOLATION_PTE,
 					"lockdep");
 #endif
+	/* The same for per-CPU data: lockdep's, and its checkers' beside it. */
 	if (!ret)
-		pr_warn("lockdep: the kernel's .data and .bss are mapped for every VM; this kernel tests isolation, it does not isolate\n");
+		ret = kvm_isolation_map_percpu(iso, (void __percpu __force *)__per_cpu_start,
+					       __per_cpu_end - __per_cpu_start, "lockdep");
+	if (!ret)
+		pr_warn("lockdep: the kernel's .data, .bss and per-CPU data are mapped for every VM; this kernel tests isolation, it does not isolate\n");
 #endif
 	return ret;
 }
