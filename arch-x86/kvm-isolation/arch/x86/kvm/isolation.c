@@ -218,11 +218,11 @@ static int kvm_x86_isolation_check_show(struct seq_file *m, void *v)
 				   kvm_isolation_name(xi->iso), b->arch.isolation ?
 				   kvm_isolation_name(b->arch.isolation->iso) : b->stats_id);
 		}
+		name = kvm_isolation_name(xi->iso);
 		kvm_isolation_audit(xi->iso, m, 32, &audit);
 		seq_printf(m, "# %s: %lu KiB mapped, %lu KiB of it on pages shared with what it may not map, %lu bytes of those\n",
-			   kvm_isolation_name(xi->iso), audit.pages << (PAGE_SHIFT - 10),
+			   name, audit.pages << (PAGE_SHIFT - 10),
 			   audit.shared << (PAGE_SHIFT - 10), audit.foreign_bytes);
-		name = kvm_isolation_name(xi->iso);
 		seq_printf(m, "%s %s maps no page without an object of its own or the core's (%lu stray)\n",
 			   audit.stray ? "not ok" : "ok", name, audit.stray);
 		seq_printf(m, "%s %s shares no mapped page with anything else (%lu shared)\n",
