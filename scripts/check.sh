@@ -119,14 +119,17 @@ boot arm64                arm64  arm64  $ARM64  kunit,kvm-smoke
 # (page_fault_stack=0 keeps the log short if one comes back).
 # max_guest_memory_test fills the guest's memory until the OOM killer stops
 # it, which prints a stack trace.
-SELFTESTS=(--baseline kvm-selftests="$TOP/boot-tests/kvm-selftests.baseline"
+# Those the baseline records as timed out run for $SELFTEST_NO_VERDICT_SECS s.
+SELFTESTS_BASELINE=$TOP/boot-tests/kvm-selftests.baseline
+SELFTEST_LIMITS=$(selftest_limits "$SELFTESTS_BASELINE")
+SELFTESTS=(--baseline kvm-selftests="$SELFTESTS_BASELINE"
 	   --allow-trace "max_guest_memor invoked oom-killer"
 	   --timeout 3600 --test-timeout 3000)
 # Side by side: each emulator is single-threaded, so each gets a CPU.
-boot_bg x86-selftests-isooff x86_64 x86_64-selftests $NPT kvm-selftests --append "pti=on" \
+boot_bg x86-selftests-isooff x86_64 x86_64-selftests $NPT kvm-selftests --append "pti=on $SELFTEST_LIMITS" \
 	"${SELFTESTS[@]}"
 boot_bg x86-selftests-isoon  x86_64 x86_64-selftests $NPT kvm-selftests \
-	--append "pti=on $ISO kvm.page_fault_stack=0" "${SELFTESTS[@]}"
+	--append "pti=on $ISO kvm.page_fault_stack=0 $SELFTEST_LIMITS" "${SELFTESTS[@]}"
 boots_wait
 
 # The VMX and nested selftests ($VMX_SELFTESTS), which QEMU's TCG cannot
