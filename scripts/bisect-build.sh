@@ -1,33 +1,35 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
 # Build the x86_64 kernel after every patch of the series, in order, so that
-# `git bisect` never lands on a commit that does not build.  A worktree of
-# the prepared tree (build/each/linux) steps from commit to commit; git
-# rewrites only the files that differ, so every step after the first is an
-# incremental build in build/each/x86_64.  Each step uses the configuration
-# of the x86_64 kernel, option on, so a patch builds with the option as
-# soon as it exists.  A step fails on an error or on any compiler warning.
-# Writes build/results/bisect.ktap.
+# `git bisect` never lands on a commit that does not build.  The prepared
+# tree (build/linux, a git repository on the series' last commit) steps
+# back to the first patch and forward to the last, and each step builds in
+# build/x86_64: git rewrites only the files that differ, so a step rebuilds
+# only what they touch.  The first patch is the only one that changes
+# headers nearly every file includes, and every later commit has it too,
+# so no step rebuilds the whole tree.  Each step uses the configuration of
+# the x86_64 kernel, option on, so a patch builds with the option as soon
+# as it exists.  A step fails on an error or on any compiler warning.  The
+# tree ends on asi again (prepare.sh puts it back if this is killed) and
+# build/x86_64 is the x86_64 kernel again.  Writes build/results/bisect.ktap.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-each=$BUILD/each
-wt=$each/linux
-# The object directory sits next to its tree as build/x86_64 does next to
-# build/linux: with CCACHE_BASEDIR=$BUILD (kmake) both build with the same
-# relative paths, so the first step reuses ccache's results for every file
-# the series does not change.
-obj=$each/x86_64
+obj=$BUILD/x86_64
 out=$RESULTS/bisect.ktap
+config=$BUILD/bisect.config
 
 "$TOP/scripts/config.sh" x86_64		# the configuration every step starts from
-mkdir -p "$each" "$RESULTS"
-if ! git -C "$wt" rev-parse -q --verify HEAD >/dev/null 2>&1; then
-	say "creating the worktree $wt"
-	rm -rf "$wt"
-	git_t worktree prune
-	git_t worktree add -q --detach "$wt" pristine
-fi
+cp "$obj/.config" "$config"
+mkdir -p "$RESULTS"
+[ "$(git_t symbolic-ref -q HEAD)" = refs/heads/asi ] || die "$TREE is not on asi (run 'make prepare')"
+git_t diff --quiet HEAD || die "$TREE has local changes (commit or drop them first)"
+# Back on the last commit however this ends, with the full configuration.
+restore() {
+	git_t checkout -q -f asi
+	cp "$config" "$obj/.config"
+}
+trap restore EXIT
 
 mapfile -t commits < <(git_t rev-list --reverse pristine..asi)
 n=${#commits[@]}
@@ -38,23 +40,22 @@ n=${#commits[@]}
 	echo "1..$n"
 } >"$out"
 
-say "building x86_64 after each of the $n patches in $obj"
+say "building x86_64 after each of the $n patches, in place in ${TREE#"$TOP"/} and ${obj#"$TOP"/}"
 start=$(date +%s)
 rc=0
 i=0
 for c in "${commits[@]}"; do
 	i=$((i + 1))
 	subject=$(git_t log -1 --format=%s "$c")
-	log=$each/build-$i.log
-	git -C "$wt" checkout -q --detach -f "$c"
+	log=$BUILD/bisect-$i.log
+	git_t checkout -q --detach -f "$c"
 	t0=$(date +%s)
 	# The option appears with the patch that adds it; olddefconfig drops it
 	# before, so each step starts again from the full configuration.
-	mkdir -p "$obj"
-	cp "$BUILD/x86_64/.config" "$obj/.config"
+	cp "$config" "$obj/.config"
 	ok=1
-	TREE=$wt kmake x86_64 "$obj" -s olddefconfig >"$log" 2>&1 || ok=0
-	[ $ok = 1 ] && { TREE=$wt kmake x86_64 "$obj" -j"$NPROC" bzImage modules >>"$log" 2>&1 || ok=0; }
+	kmake x86_64 "$obj" -s olddefconfig >"$log" 2>&1 || ok=0
+	[ $ok = 1 ] && { kmake x86_64 "$obj" -j"$NPROC" bzImage modules >>"$log" 2>&1 || ok=0; }
 	warnings=$(grep -E '(warning|error):' "$log" | sort -u || true)
 	secs=$(( $(date +%s) - t0 ))
 	iso=$(grep -q '^CONFIG_KVM_ADDRESS_SPACE_ISOLATION=y' "$obj/.config" && echo "option on" || echo "option absent")

@@ -28,16 +28,6 @@ done
 "$TOP/scripts/mkinitramfs.sh" x86_64 "$BUILD/initramfs/x86_64-vmm.cpio.gz" --vmm ||
 	fail_build "building the real-VMM initramfs failed"
 
-# The debug kernel (lockdep, KASAN, kmemleak) builds in the background on the
-# CPU time that the single-threaded emulators below leave idle, niced so
-# that the boots keep theirs; it boots last.
-debug_log=$BUILD/x86_64-debug.log
-say "building the x86_64-debug kernel and initramfs in the background (log: $debug_log)"
-( nice -n 19 "$TOP/scripts/build-kernel.sh" x86_64-debug &&
-  nice -n 19 "$TOP/scripts/mkinitramfs.sh" x86_64-debug "$BUILD/initramfs/x86_64-debug.cpio.gz" ) \
-	>"$debug_log" 2>&1 &
-debug_build=$!
-
 rm -rf "$RESULTS"
 mkdir -p "$RESULTS"
 # What `make check-series` checks, and KVM on arm64 as `make cross-check`
@@ -47,6 +37,17 @@ say "the series: applies exactly, checkpatch --strict, documentation, kernel-doc
 series_checks
 "$TOP/scripts/cross-check.sh" arm64 || true
 BOOTS+=("$RESULTS/cross-check.ktap")
+
+# The debug kernel (lockdep, KASAN, kmemleak) builds in the background on the
+# CPU time that the single-threaded emulators below leave idle, niced so
+# that the boots keep theirs; it boots last.  It starts only now: the
+# build after each patch above steps the kernel tree it builds from.
+debug_log=$BUILD/x86_64-debug.log
+say "building the x86_64-debug kernel and initramfs in the background (log: $debug_log)"
+( nice -n 19 "$TOP/scripts/build-kernel.sh" x86_64-debug &&
+  nice -n 19 "$TOP/scripts/mkinitramfs.sh" x86_64-debug "$BUILD/initramfs/x86_64-debug.cpio.gz" ) \
+	>"$debug_log" 2>&1 &
+debug_build=$!
 
 NPT=qemu64,+svm,+npt
 SHADOW=qemu64,+svm
