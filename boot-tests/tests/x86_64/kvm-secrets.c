@@ -1,10 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Secrets stay unmapped: while two VMs run, the kernel's check (debugfs
- * isolation/check) walks each VM's isolated page table for the other VM's
- * struct kvm and vCPUs, for a page of another process, and audits every
- * mapped page: none without a mapped object on it, none that a mapped
- * object shares with anything else.  Every "ok"/"not ok" line it prints is
+ * isolation/check) walks each VM's isolated page table for every page of
+ * the other VM's objects, of every task but those running its vCPUs, and
+ * of a child process's memory, and audits every mapped page: none without
+ * a mapped object on it, none that a mapped object shares with anything
+ * else.  It then reads every mapped page for a random secret planted in
+ * the kernel (a key added with add_key(2), a pipe's buffer, the child's
+ * page), which no VM may map, and for a control planted in the vCPUs' run
+ * pages, which every VM must map.  Every "ok"/"not ok" line it prints is
  * a KTAP case, every "# " line a diagnostic.
  */
 #include <errno.h>
@@ -14,15 +18,22 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/random.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <linux/keyctl.h>
 
 #include "../ktap.h"
 #include "isolation.h"
 #include "x86_guest.h"
 
-/* CPUID for a while, then report through a port. */
+/*
+ * Say through a port that KVM_RUN ran (and mapped the vCPU's task), CPUID
+ * for a while, then report through another port.
+ */
 GUEST_CODE(secrets_guest,
+	"out %eax, $0xe1\n"
 	"mov $100000, %r8d\n"
 	"1: xor %eax, %eax\n"
 	"cpuid\n"
@@ -31,16 +42,22 @@ GUEST_CODE(secrets_guest,
 	"out %eax, $0xe0\n"
 	"hlt\n");
 
+static int started;
+
 static void *run_vm(void *arg)
 {
 	struct guest *g = arg;
 
+	if (guest_run(g, 0) == 0)
+		__atomic_add_fetch(&started, 1, __ATOMIC_SEQ_CST);
 	guest_run(g, 0);
 	return NULL;
 }
 
-/* A child process touches a page and tells its pfn. */
-static pid_t child_page(unsigned long *pfn)
+#define SECRET_LEN	32
+
+/* A child process fills a page with the secret and tells its pfn. */
+static pid_t child_page(unsigned long *pfn, const uint8_t *secret)
 {
 	int p[2];
 	pid_t pid;
@@ -52,9 +69,10 @@ static pid_t child_page(unsigned long *pfn)
 		volatile char *page = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
 					   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 		uint64_t entry = 0;
-		int fd;
+		int fd, i;
 
-		memset((void *)page, 0x5a, 4096);
+		for (i = 0; i < 4096; i += SECRET_LEN)
+			memcpy((void *)(page + i), secret, SECRET_LEN);
 		fd = open("/proc/self/pagemap", O_RDONLY);
 		if (fd >= 0 && pread(fd, &entry, 8, ((uintptr_t)page / 4096) * 8) == 8 &&
 		    (entry >> 63))
@@ -73,9 +91,12 @@ static pid_t child_page(unsigned long *pfn)
 	return pid;
 }
 
-/* Sharing is known until issue 13's page-exclusive allocations land. */
-#define SHARED_CHECK	"shares no mapped page"
-#define SHARED_TODO	"issue 13: slab objects and dynamic per-CPU data share their pages"
+/*
+ * Known until issue 13 is done: module and dynamic per-CPU data (SRCU's)
+ * share their pages.  Every other shared page fails.
+ */
+#define KNOWN_SHARED	"shares no page of module or dynamic per-CPU data"
+#define SHARED_TODO	"issue 13: module and dynamic per-CPU data are not page-exclusive yet"
 
 /*
  * The per-CPU variable at offset @off ("per-CPU data 0x25a00 of CPU 1" in
@@ -113,13 +134,27 @@ static void report_finding(const char *line)
 	ktap_diag("%s (%s)", line + 2, name);
 }
 
+/* "secret " or "control " and @len bytes in hex, written to the check. */
+static int write_needle(int fd, const char *what, const uint8_t *bytes, size_t len)
+{
+	char buf[160];
+	int n = snprintf(buf, sizeof(buf), "%s ", what);
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		n += snprintf(buf + n, sizeof(buf) - n, "%02x", bytes[i]);
+	return write(fd, buf, n) == n ? 0 : -1;
+}
+
 int main(void)
 {
+	uint8_t secret[SECRET_LEN], control[SECRET_LEN];
 	char buf[65536], *line, *save, *c;
+	int fd, n = 0, ok, pipefd[2], planted = 0, i;
+	long key = -1;
 	struct guest a, b;
 	pthread_t ta, tb;
 	unsigned long pfn;
-	int fd, n = 0, ok;
 	ssize_t len;
 	pid_t child;
 
@@ -129,11 +164,24 @@ int main(void)
 	    guest_create(&b, secrets_guest_start, secrets_guest_end - secrets_guest_start) ||
 	    guest_add_vcpu(&a) || guest_add_vcpu(&b))
 		ktap_skip_all("cannot create two VMs");
-	child = child_page(&pfn);
+	if (getrandom(secret, sizeof(secret), 0) != sizeof(secret) ||
+	    getrandom(control, sizeof(control), 0) != sizeof(control))
+		ktap_skip_all("no random bytes");
+	/* The control in both run pages, where KVM does not write it over. */
+	memcpy(a.vcpu[0].run->s.padding + 1024, control, sizeof(control));
+	memcpy(b.vcpu[0].run->s.padding + 1024, control, sizeof(control));
+	/* The secret in a key, a pipe buffer and the child's page. */
+	key = syscall(SYS_add_key, "user", "kvm-secrets", secret, sizeof(secret),
+		      KEY_SPEC_PROCESS_KEYRING);
+	if (pipe(pipefd) || write(pipefd[1], secret, sizeof(secret)) != sizeof(secret))
+		pipefd[0] = -1;
+	child = child_page(&pfn, secret);
 
 	pthread_create(&ta, NULL, run_vm, &a);
 	pthread_create(&tb, NULL, run_vm, &b);
-	usleep(200000);		/* both VMs are running their loops now */
+	/* Both VMs ran once, so their tasks are mapped, and loop now. */
+	for (i = 0; i < 10000 && __atomic_load_n(&started, __ATOMIC_SEQ_CST) < 2; i++)
+		usleep(1000);
 
 	fd = open(ISO_DIR "/check", O_RDWR);
 	len = -1;
@@ -141,6 +189,8 @@ int main(void)
 		snprintf(buf, sizeof(buf), "pfn %lx", pfn);
 		if (pfn && write(fd, buf, strlen(buf)) < 0)
 			pfn = 0;
+		planted = !write_needle(fd, "secret", secret, sizeof(secret)) &&
+			  !write_needle(fd, "control", control, sizeof(control));
 		len = pread(fd, buf, sizeof(buf) - 1, 0);
 		close(fd);
 	}
@@ -155,8 +205,9 @@ int main(void)
 	buf[len] = 0;
 
 	/*
-	 * Two VMs, each: the other VM, stray pages, shared pages, the other
-	 * process's page.
+	 * Two VMs, each: the other VM, stray pages, shared pages (three
+	 * lines), other tasks, the other process's page, the secret, the
+	 * control.
 	 */
 	for (line = buf; *line; line = strchr(line, '\n') + 1) {
 		if (strncmp(line, "# ", 2))
@@ -164,7 +215,7 @@ int main(void)
 		if (!strchr(line, '\n'))
 			break;
 	}
-	ktap_plan(n + 2);
+	ktap_plan(n + 6);
 	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
 		if (!strncmp(line, "# ", 2)) {
 			report_finding(line);
@@ -175,15 +226,19 @@ int main(void)
 		/* VM names hold a '#', which KTAP reads as a directive. */
 		for (c = line; (c = strchr(c, '#')); )
 			*c = '.';
-		if (strstr(line, SHARED_CHECK))
+		if (strstr(line, KNOWN_SHARED))
 			ktap_todo(ok, SHARED_TODO, "%s", line);
 		else
 			ktap_result(ok, "%s", line);
 	}
 	ktap_diag("child page pfn %#lx", pfn);
+	ktap_result(key >= 0, "secret_in_a_key");
+	ktap_result(pipefd[0] >= 0, "secret_in_a_pipe");
+	ktap_result(planted, "secret_and_control_given_to_the_check");
+	ktap_result(started == 2, "both_vms_ran_before_the_check");
 	ktap_result(a.vcpu[0].run->exit_reason == KVM_EXIT_IO &&
 		    b.vcpu[0].run->exit_reason == KVM_EXIT_IO, "vms_ran");
-	ktap_result(n == (pfn ? 8 : 6), "all_checks_reported");
+	ktap_result(n == (pfn ? 18 : 16), "all_checks_reported");
 	guest_destroy(&a);
 	guest_destroy(&b);
 	return ktap_exit_code();

@@ -38,6 +38,7 @@
 #include <linux/seq_file.h>
 #include <linux/pgalloc.h>
 #include <linux/sched/mm.h>
+#include <linux/sched/signal.h>
 #include <linux/sched/task.h>
 #include <linux/sched/task_stack.h>
 #include <linux/slab.h>
@@ -609,10 +610,11 @@ static void iso_to_shadow(unsigned long *start, unsigned long *end)
 /*
  * Does [start, end) begin a page-granular allocation that it fills but for
  * the tail of its last page: a vmalloc area, or pages of the page allocator
- * (neither slab nor reserved at boot)?  Then nothing else can be put on its
- * pages, and the audit counts them as the object's.  Ranges copied at a
- * coarser level, and KASAN's shadow, which only says which bytes may be
- * accessed, count as whole pages too.
+ * (not reserved at boot), or a slab object of whole pages?  Then nothing
+ * else can be put on its pages, and the audit counts them as the object's.
+ * A slab object is mapped from its start, which __ksize() relies on.
+ * Ranges copied at a coarser level, and KASAN's shadow, which only says
+ * which bytes may be accessed, count as whole pages too.
  */
 static bool iso_page_granular(unsigned long start, unsigned long end)
 {
@@ -629,7 +631,14 @@ static bool iso_page_granular(unsigned long start, unsigned long end)
 	if (!virt_addr_valid(start))
 		return false;
 	page = virt_to_head_page((void *)start);
-	return !PageSlab(page) && !PageReserved(page) &&
+	/*
+	 * A slab object whose usable size is whole pages: page-aligned caches
+	 * and kmalloc() of a page or more, which is aligned to its size.
+	 */
+	if (PageSlab(page))
+		return IS_ALIGNED(__ksize((void *)start), PAGE_SIZE) &&
+		       __ksize((void *)start) >= end - start;
+	return !PageReserved(page) &&
 	       end <= (unsigned long)page_address(page) + page_size(page);
 }
 
@@ -686,7 +695,7 @@ static int iso_map(struct kvm_isolation *iso, const void *ptr, size_t size,
 		.ptr = (unsigned long)ptr, .start = start, .end = end,
 		.first = start & ~(iso_size(level) - 1),
 		.last = (end - 1) | (iso_size(level) - 1),
-		.obj_start = obj_start, .obj_end = obj_end,
+		.obj_start = obj_start, .obj_end = obj_end, .bytes = size,
 		.level = level, .owner = owner, .refcount = 1, .shadow = shadow,
 	};
 
@@ -703,6 +712,18 @@ static int iso_map(struct kvm_isolation *iso, const void *ptr, size_t size,
 out:
 	mutex_unlock(&iso->lock);
 	return ret;
+}
+
+/* Say what the range mapped at @ptr holds, for the audit. */
+static void iso_set_kind(struct kvm_isolation *iso, const void *ptr, enum iso_kind kind)
+{
+	struct iso_range *r;
+
+	mutex_lock(&iso->lock);
+	r = iso_find(iso, (unsigned long)ptr, false);
+	if (r)
+		r->kind = kind;
+	mutex_unlock(&iso->lock);
 }
 
 static void iso_unmap(struct kvm_isolation *iso, const void *ptr, bool shadow)
@@ -782,12 +803,18 @@ EXPORT_SYMBOL_GPL(kvm_isolation_unmap);
 int kvm_isolation_map_percpu(struct kvm_isolation *iso, void __percpu *ptr, size_t size,
 			     const char *owner)
 {
+	/* Module and dynamic per-CPU data: not on pages of its own yet. */
+	bool dynamic = (void __force *)ptr < (void *)__per_cpu_start ||
+		       (void __force *)ptr >= (void *)__per_cpu_end;
 	int cpu, failed, ret;
 
 	for_each_possible_cpu(cpu) {
 		ret = kvm_isolation_map(iso, per_cpu_ptr(ptr, cpu), size, KVM_ISOLATION_PTE, owner);
 		if (ret)
 			goto err;
+		if (!dynamic)
+			continue;
+		iso_set_kind(iso, per_cpu_ptr(ptr, cpu), ISO_KIND_PERCPU);
 	}
 	return 0;
 err:
@@ -972,6 +999,7 @@ int kvm_isolation_map_task(struct kvm_isolation *iso, struct task_struct *task)
 		kvm_isolation_unmap(iso, task);
 		goto err;
 	}
+	iso_set_kind(iso, task, ISO_KIND_TASK);
 	return 0;
 err:
 	put_task_struct(task);
@@ -1151,25 +1179,40 @@ static void iso_audit_describe(struct seq_file *m, unsigned long addr)
 		seq_printf(m, "a page (%pGp)", &page->flags);
 }
 
-/* Name the owners of the objects mapped on the page at @addr. */
+/* What the objects mapped on the page at @addr are: the last kind wins. */
+static enum iso_kind iso_page_kind(struct kvm_isolation *iso, unsigned long addr)
+{
+	struct kvm_isolation *owners[] = { iso, iso->shared };
+	enum iso_kind kind = ISO_KIND_OBJECT;
+	struct iso_range *r;
+	int i;
+
+	for (i = 0; i < ARRAY_SIZE(owners) && owners[i]; i++)
+		list_for_each_entry(r, &owners[i]->ranges, list)
+			if (r->obj_end > addr && r->obj_start < addr + PAGE_SIZE)
+				kind = max(kind, r->kind);
+	return kind;
+}
+
+/* Name the objects mapped on the page at @addr, with the bytes each covers. */
 static void iso_audit_owners(struct seq_file *m, struct kvm_isolation *iso, unsigned long addr)
 {
 	struct kvm_isolation *owners[] = { iso, iso->shared };
-	const char *seen[4] = {};
+	unsigned long from, to;
 	struct iso_range *r;
-	int i, j;
+	int i, n = 0;
 
 	for (i = 0; i < ARRAY_SIZE(owners) && owners[i]; i++) {
 		list_for_each_entry(r, &owners[i]->ranges, list) {
 			if (r->obj_end <= addr || r->obj_start >= addr + PAGE_SIZE)
 				continue;
-			for (j = 0; j < ARRAY_SIZE(seen) && seen[j]; j++)
-				if (!strcmp(seen[j], r->owner))
-					break;
-			if (j == ARRAY_SIZE(seen) || seen[j])
-				continue;
-			seen[j] = r->owner;
-			seq_printf(m, "%s%s", j ? ", " : "", r->owner);
+			if (n++ == 4) {
+				seq_puts(m, ", ...");
+				return;
+			}
+			from = max(r->obj_start, addr) - addr;
+			to = min(r->obj_end, addr + PAGE_SIZE) - addr;
+			seq_printf(m, "%s%s +%#lx-%#lx", n > 1 ? ", " : "", r->owner, from, to);
 		}
 	}
 }
@@ -1179,20 +1222,58 @@ struct iso_audit {
 	struct seq_file *m;
 	unsigned int lines;		/* findings still to describe */
 	struct kvm_isolation_audit *res;
+	const u8 *needle;		/* kvm_isolation_find() looks for it instead */
+	size_t needle_len;
+	u8 *buf;			/* a page, for it */
+	unsigned long found;
 };
+
+/* Does the page of RAM at @pfn hold the needle?  Read it without faulting. */
+static bool iso_page_holds(struct iso_audit *a, unsigned long pfn)
+{
+	const u8 *p, *last = a->buf + PAGE_SIZE - a->needle_len;
+
+	if (!pfn_valid(pfn) || !page_is_ram(pfn) ||
+	    copy_from_kernel_nofault(a->buf, pfn_to_kaddr(pfn), PAGE_SIZE))
+		return false;
+	for (p = a->buf; p <= last; p++) {
+		p = memchr(p, a->needle[0], last - p + 1);
+		if (!p)
+			return false;
+		if (!memcmp(p, a->needle, a->needle_len))
+			return true;
+	}
+	return false;
+}
 
 /* One 4 KiB page the restricted table maps at @addr. */
 static void iso_audit_page(struct iso_audit *a, unsigned long addr, unsigned long pfn)
 {
-	unsigned long first, n = iso_uncovered(a->iso, addr, addr + PAGE_SIZE, &first);
+	unsigned long first, n;
 
+	if (a->needle) {
+		a->found += iso_page_holds(a, pfn);
+		return;
+	}
+	n = iso_uncovered(a->iso, addr, addr + PAGE_SIZE, &first);
 	a->res->pages++;
 	if (!n)
 		return;
-	if (n == PAGE_SIZE)
+	if (n == PAGE_SIZE) {
 		a->res->stray++;
-	else
+	} else {
 		a->res->shared++;
+		switch (iso_page_kind(a->iso, addr)) {
+		case ISO_KIND_PERCPU:
+			a->res->shared_percpu++;
+			break;
+		case ISO_KIND_TASK:
+			a->res->shared_task++;
+			break;
+		default:
+			break;
+		}
+	}
 	a->res->foreign_bytes += n;
 	if (!a->m || !a->lines)
 		return;
@@ -1227,7 +1308,8 @@ static void iso_audit_table(struct iso_audit *a, void *table, enum kvm_isolation
 		}
 		pfn = (e[i] & PTE_PFN_MASK & ~(size - 1)) >> PAGE_SHIFT;
 		/* A large leaf that objects cover whole: no need to look closer. */
-		if (size > PAGE_SIZE && !iso_uncovered(a->iso, addr, addr + size, &first)) {
+		if (size > PAGE_SIZE && !a->needle &&
+		    !iso_uncovered(a->iso, addr, addr + size, &first)) {
 			a->res->pages += size >> PAGE_SHIFT;
 			continue;
 		}
@@ -1236,6 +1318,102 @@ static void iso_audit_table(struct iso_audit *a, void *table, enum kvm_isolation
 			cond_resched();
 		}
 	}
+}
+
+/**
+ * kvm_isolation_maps_any() - does an isolated address space map part of a buffer?
+ * @iso: the instance
+ * @ptr: the buffer, or NULL
+ * @size: its size
+ *
+ * Return: true if the restricted page table translates a page of the buffer.
+ */
+bool kvm_isolation_maps_any(struct kvm_isolation *iso, const void *ptr, size_t size)
+{
+	unsigned long a, end = (unsigned long)ptr + size;
+
+	for (a = (unsigned long)ptr & PAGE_MASK; ptr && a < end; a += PAGE_SIZE)
+		if (kvm_isolation_is_mapped(iso, (void *)a))
+			return true;
+	return false;
+}
+EXPORT_SYMBOL_GPL(kvm_isolation_maps_any);
+
+/**
+ * kvm_isolation_maps_allocation() - does an isolated address space map part of an allocation?
+ * @iso: the instance
+ * @ptr: the start of a slab object, a vmalloc area or pages of the page allocator
+ *
+ * Return: true if the restricted page table translates a page of the
+ * whole allocation, its slack included.
+ */
+bool kvm_isolation_maps_allocation(struct kvm_isolation *iso, const void *ptr)
+{
+	struct vm_struct *area;
+	size_t size = PAGE_SIZE;
+	struct page *page;
+
+	if (is_vmalloc_addr(ptr)) {
+		area = find_vm_area(ptr);
+		if (area)
+			size = get_vm_area_size(area);
+	} else if (virt_addr_valid(ptr)) {
+		page = virt_to_head_page(ptr);
+		size = PageSlab(page) ? __ksize(ptr) : page_size(page);
+	}
+	return kvm_isolation_maps_any(iso, ptr, size);
+}
+EXPORT_SYMBOL_GPL(kvm_isolation_maps_allocation);
+
+/*
+ * The tasks mapped with kvm_isolation_map_task(), which may have exited,
+ * and every other task on the system, none of whose task struct or stack
+ * pages may be mapped.
+ */
+static void iso_audit_tasks(struct kvm_isolation *iso, struct kvm_isolation_audit *res)
+{
+	struct task_struct *g, *t;
+	struct iso_range *r;
+	bool own;
+
+	list_for_each_entry(r, &iso->ranges, list)
+		res->tasks += r->kind == ISO_KIND_TASK;
+	rcu_read_lock();
+	for_each_process_thread(g, t) {
+		own = false;
+		list_for_each_entry(r, &iso->ranges, list)
+			own |= r->kind == ISO_KIND_TASK && r->ptr == (unsigned long)t;
+		if (!own && (kvm_isolation_maps_any(iso, t, arch_task_struct_size) ||
+			     kvm_isolation_maps_any(iso, READ_ONCE(t->stack), THREAD_SIZE)))
+			res->other_tasks++;
+	}
+	rcu_read_unlock();
+}
+
+/*
+ * What page-exclusive allocation costs the instance: the bytes of its
+ * objects' pages that the objects do not use, by owner.
+ */
+static void iso_audit_padding(struct seq_file *m, struct kvm_isolation *iso)
+{
+	struct { const char *owner; unsigned long bytes; } pad[4] = {};
+	struct iso_range *r;
+	int i;
+
+	list_for_each_entry(r, &iso->ranges, list) {
+		if (r->shadow || r->obj_end - r->obj_start <= r->bytes)
+			continue;
+		/* The last slot takes any owner beyond the first ones. */
+		for (i = 0; i < ARRAY_SIZE(pad) - 1; i++)
+			if (!pad[i].owner || !strcmp(pad[i].owner, r->owner))
+				break;
+		pad[i].owner = pad[i].owner ?: r->owner;
+		pad[i].bytes += r->obj_end - r->obj_start - r->bytes;
+	}
+	seq_printf(m, "# %s: bytes of its objects' pages the objects do not use:", iso->name);
+	for (i = 0; i < ARRAY_SIZE(pad) && pad[i].owner; i++)
+		seq_printf(m, " %s %lu", pad[i].owner, pad[i].bytes);
+	seq_putc(m, '\n');
 }
 
 /**
@@ -1251,7 +1429,9 @@ static void iso_audit_table(struct iso_audit *a, void *table, enum kvm_isolation
  * finding: "stray" when no object is on it at all, "shared" when a mapped
  * object shares it with something else (another allocation, another CPU's
  * or the kernel's variables, free memory).  Objects are their exact bytes,
- * except page-granular allocations, which own their pages whole.
+ * except page-granular allocations, which own their pages whole.  Then
+ * looks at every task: none but those mapped with kvm_isolation_map_task()
+ * may have a page of its task struct or stack mapped.
  *
  * Return: the number of findings, stray and shared pages.
  */
@@ -1263,10 +1443,43 @@ unsigned long kvm_isolation_audit(struct kvm_isolation *iso, struct seq_file *m,
 	memset(res, 0, sizeof(*res));
 	mutex_lock(&iso->lock);
 	iso_audit_table(&a, iso->pgd, KVM_ISOLATION_PGD, 0);
+	iso_audit_tasks(iso, res);
+	if (m)
+		iso_audit_padding(m, iso);
 	mutex_unlock(&iso->lock);
 	return res->stray + res->shared;
 }
 EXPORT_SYMBOL_GPL(kvm_isolation_audit);
+
+/**
+ * kvm_isolation_find() - count the mapped pages that hold some bytes
+ * @iso: the instance
+ * @needle: the bytes, a secret that a test planted somewhere
+ * @len: their number, 1 to PAGE_SIZE
+ *
+ * Reads every mapped page of RAM through the direct map, the core's
+ * included.  Bytes that straddle two pages are not found.
+ *
+ * Return: the number of mapped 4 KiB pages that hold @needle, or a
+ * negative error.
+ */
+long kvm_isolation_find(struct kvm_isolation *iso, const void *needle, size_t len)
+{
+	struct kvm_isolation_audit res;
+	struct iso_audit a = { .iso = iso, .res = &res, .needle = needle, .needle_len = len };
+
+	if (!len || len > PAGE_SIZE)
+		return -EINVAL;
+	a.buf = kmalloc(PAGE_SIZE, GFP_KERNEL);
+	if (!a.buf)
+		return -ENOMEM;
+	mutex_lock(&iso->lock);
+	iso_audit_table(&a, iso->pgd, KVM_ISOLATION_PGD, 0);
+	mutex_unlock(&iso->lock);
+	kfree(a.buf);
+	return a.found;
+}
+EXPORT_SYMBOL_GPL(kvm_isolation_find);
 
 #if IS_ENABLED(CONFIG_PTDUMP_DEBUGFS)
 /**
@@ -1526,6 +1739,32 @@ static int iso_map_core(struct kvm_isolation *iso, struct module *kvm, struct mo
 	return ret;
 }
 
+/*
+ * Task structs on pages of their own: a vCPU's task is mapped into its
+ * VM's address space, and the task struct cache packs tasks together, each
+ * with its saved FPU registers.  The cache is created at boot, long before
+ * the kvm module reads its parameter, so the core reads it from the
+ * command line too; without it there, isolation warns that tasks share.
+ */
+static bool iso_task_pages __ro_after_init;
+
+static int __init iso_parse_cmdline(char *arg)
+{
+	return kstrtobool(arg, &iso_task_pages);
+}
+early_param("kvm.address_space_isolation", iso_parse_cmdline);
+
+/**
+ * arch_task_struct_align() - page-align task structs for KVM isolation
+ *
+ * Return: PAGE_SIZE with kvm.address_space_isolation=1 on the command
+ * line: every task struct then fills pages of its own.  Else 0.
+ */
+int __init arch_task_struct_align(void)
+{
+	return iso_task_pages ? PAGE_SIZE : 0;
+}
+
 /**
  * kvm_isolation_setup() - build the core isolated address space and enable isolation
  * @kvm: the kvm module, NULL when KVM is built in
@@ -1549,6 +1788,15 @@ int kvm_isolation_setup(struct module *kvm, const void *vendor_ops)
 		pr_warn("not enabled: page table isolation is off (boot with pti=on)\n");
 		return -EOPNOTSUPP;
 	}
+	/*
+	 * Built in, KVM sets up before mark_rodata_ro(): text and read-only
+	 * data would be copied writable, with the init pages, and KVM's own
+	 * data is not in a module's sections to map.
+	 */
+	if (!kvm) {
+		pr_warn("not enabled: KVM is built into the kernel (build it as a module, CONFIG_KVM=m)\n");
+		return -EOPNOTSUPP;
+	}
 	if (WARN_ON(iso_core))
 		return -EBUSY;
 
@@ -1564,6 +1812,8 @@ int kvm_isolation_setup(struct module *kvm, const void *vendor_ops)
 		goto err;
 
 	static_branch_enable(&kvm_isolation_enabled);
+	if (!iso_task_pages)
+		pr_warn("task structs share their pages: pass kvm.address_space_isolation=1 on the kernel command line to give them pages of their own\n");
 	pr_info("Running with isolated address space: core maps %lu KiB, %lu page-table pages\n",
 		iso_mapped_total(iso_core) >> 10, kvm_isolation_pgtable_pages());
 	return 0;

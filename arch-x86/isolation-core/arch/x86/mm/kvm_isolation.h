@@ -28,16 +28,25 @@ struct iso_ptpage {
  * audit compares what is mapped with [obj_start, obj_end): the bytes the
  * range stands for.
  */
+/* What a range holds, for the audit's findings. */
+enum iso_kind {
+	ISO_KIND_OBJECT,		/* an allocation of its own, or kernel data */
+	ISO_KIND_PERCPU,		/* a CPU's copy of a per-CPU object */
+	ISO_KIND_TASK,			/* a task struct */
+};
+
 struct iso_range {
 	struct list_head list;
 	unsigned long ptr;
 	unsigned long start, end;
 	unsigned long first, last;
 	unsigned long obj_start, obj_end;
+	size_t bytes;			/* the object's own, as mapped */
 	enum kvm_isolation_level level;
 	const char *owner;
 	unsigned int refcount;
 	bool shadow;			/* the KASAN shadow of the range at ptr */
+	enum iso_kind kind;
 };
 
 struct kvm_isolation {

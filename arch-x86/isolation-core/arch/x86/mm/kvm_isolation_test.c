@@ -599,18 +599,20 @@ static void iso_test_audit_stray(struct kunit *test)
  * The positive control of the page-ownership audit: a small object shares
  * its page with the allocator's other objects or free space, and the audit
  * must say so; objects that fill their pages, or page-granular allocations
- * with a tail, are no finding.
+ * with a tail (a slab object of a whole page among them), are no finding.
  */
 static void iso_test_audit_shared(struct kunit *test)
 {
 	struct kvm_isolation *iso = iso_test_create(test, NULL);
 	void *small = kunit_kmalloc(test, 64, GFP_KERNEL);
+	void *whole = kunit_kmalloc(test, PAGE_SIZE, GFP_KERNEL);
 	/* Two pages: the first object on them is not the whole allocation. */
 	unsigned long a = (unsigned long)iso_test_vmalloc(test, 2 * PAGE_SIZE);
 	void *v = iso_test_vmalloc(test, PAGE_SIZE + 100);
 	struct kvm_isolation_audit res;
 
 	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, small);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, whole);
 	/* A page filled by two objects that meet in its middle. */
 	KUNIT_EXPECT_EQ(test, iso_test_map(iso, (void *)a, 100, KVM_ISOLATION_PTE), 0);
 	KUNIT_EXPECT_EQ(test, iso_test_map(iso, (void *)a + 100, PAGE_SIZE - 100,
@@ -628,6 +630,11 @@ static void iso_test_audit_shared(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, res.shared, 1UL);
 	KUNIT_EXPECT_EQ(test, res.foreign_bytes, PAGE_SIZE / 2);
 
+	/* The first 100 bytes of a page-sized slab object: its page is its own. */
+	KUNIT_EXPECT_EQ(test, iso_test_map(iso, whole, 100, KVM_ISOLATION_PTE), 0);
+	KUNIT_EXPECT_EQ(test, kvm_isolation_audit(iso, NULL, 0, &res), 1UL);
+	KUNIT_EXPECT_EQ(test, res.pages, 4UL);
+
 	/* A 64-byte slab object: its page holds others, or free space. */
 	KUNIT_EXPECT_EQ(test, iso_test_map(iso, small, 64, KVM_ISOLATION_PTE), 0);
 	KUNIT_EXPECT_EQ(test, kvm_isolation_audit(iso, NULL, 0, &res), 2UL);
@@ -637,6 +644,28 @@ static void iso_test_audit_shared(struct kunit *test)
 	kvm_isolation_destroy(iso);
 	vfree(v);
 	vfree((void *)a);
+}
+
+/*
+ * kvm_isolation_find() reads the mapped pages: it finds bytes planted on
+ * one, and bytes that are on no mapped page not.
+ */
+static void iso_test_find(struct kunit *test)
+{
+	static const u8 needle[] = "kvm_isolation_find() needle";
+	struct kvm_isolation *iso = iso_test_create(test, NULL);
+	u8 *page = kunit_kzalloc(test, PAGE_SIZE, GFP_KERNEL);
+	u8 other[sizeof(needle)];
+
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, page);
+	memcpy(other, needle, sizeof(needle));
+	other[0] ^= 0xff;
+	memcpy(page + PAGE_SIZE - sizeof(needle), needle, sizeof(needle));
+	KUNIT_EXPECT_EQ(test, iso_test_map(iso, page, PAGE_SIZE, KVM_ISOLATION_PTE), 0);
+	KUNIT_EXPECT_EQ(test, kvm_isolation_find(iso, needle, sizeof(needle)), 1L);
+	KUNIT_EXPECT_EQ(test, kvm_isolation_find(iso, other, sizeof(other)), 0L);
+	KUNIT_EXPECT_EQ(test, kvm_isolation_find(iso, needle, 0), (long)-EINVAL);
+	kvm_isolation_destroy(iso);
 }
 
 static struct kunit_case kvm_isolation_test_cases[] = {
@@ -656,6 +685,7 @@ static struct kunit_case kvm_isolation_test_cases[] = {
 	KUNIT_CASE(iso_test_alloc_failure),
 	KUNIT_CASE(iso_test_audit_stray),
 	KUNIT_CASE(iso_test_audit_shared),
+	KUNIT_CASE(iso_test_find),
 	{}
 };
 

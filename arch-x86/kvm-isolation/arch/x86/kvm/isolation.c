@@ -33,6 +33,18 @@ static unsigned int kvm_x86_isolation_nr_tps;
 static bool __read_mostly address_space_isolation;
 module_param(address_space_isolation, bool, 0444);
 
+/*
+ * Bytes a test planted: the secret somewhere no VM may map, the control in
+ * memory every VM maps (its vCPUs' run pages).  Kept in allocations of
+ * their own, under kvm_lock: the kvm module's data is mapped.
+ */
+struct kvm_x86_isolation_needle {
+	u8 *bytes;
+	size_t len;
+};
+
+static struct kvm_x86_isolation_needle check_secret, check_control;
+
 /* Dump the stack with each newly seen isolation fault. */
 module_param_named(page_fault_stack, kvm_isolation_page_fault_stack, bool, 0644);
 
@@ -167,11 +179,15 @@ void kvm_x86_isolation_teardown(void)
 	kfree(kvm_x86_isolation_tps);
 	kvm_x86_isolation_tps = NULL;
 	kvm_x86_isolation_nr_tps = 0;
+	kfree(check_secret.bytes);
+	kfree(check_control.bytes);
+	check_secret = (struct kvm_x86_isolation_needle) {};
+	check_control = (struct kvm_x86_isolation_needle) {};
 }
 
 /**
  * kvm_x86_isolation_vcpu_align() - alignment of vCPU objects
- * @align: the vendor's alignment of its vCPU structure
+ * @align: the alignment of a vCPU structure or its emulator context
  *
  * With isolation, vCPU objects get pages of their own, so that mapping a
  * vCPU in its VM's address space never maps part of another VM's vCPU.
@@ -183,6 +199,60 @@ unsigned int kvm_x86_isolation_vcpu_align(unsigned int align)
 	return address_space_isolation ? max_t(unsigned int, align, PAGE_SIZE) : align;
 }
 EXPORT_SYMBOL_GPL(kvm_x86_isolation_vcpu_align);
+
+/**
+ * kvm_arch_vm_object_size() - how much to allocate for an object of one VM
+ * @size: the object's size
+ *
+ * With isolation, the objects a VM maps (its buses, memslots, PIC, local
+ * APICs, CPUID tables) are rounded up to whole pages, so that they share
+ * no page with anything else: kmalloc() aligns allocations of a page or
+ * more to their size, and larger ones come from the page allocator or
+ * vmalloc.
+ *
+ * Return: @size, or @size rounded up to pages with isolation on.
+ */
+size_t kvm_arch_vm_object_size(size_t size)
+{
+	return address_space_isolation && size <= KMALLOC_MAX_SIZE ? PAGE_ALIGN(size) : size;
+}
+
+/* The vCPU's own data: the vendor maps its part in its vcpu_create. */
+static void kvm_x86_isolation_vcpu_objs(struct kvm_vcpu *vcpu, struct kvm_isolation_obj *o)
+{
+	struct fpstate *fps = vcpu->arch.guest_fpu.fpstate;
+	struct kvm_lapic *apic = vcpu->arch.apic;
+
+	o[0] = (struct kvm_isolation_obj) { vcpu->run, PAGE_SIZE };
+	o[1] = (struct kvm_isolation_obj) { vcpu->arch.pio_data, PAGE_SIZE };
+	o[2] = (struct kvm_isolation_obj) { apic, sizeof(*apic) };
+	o[3] = (struct kvm_isolation_obj) { apic ? apic->regs : NULL, PAGE_SIZE };
+	o[4] = (struct kvm_isolation_obj) { vcpu->arch.emulate_ctxt,
+					    sizeof(*vcpu->arch.emulate_ctxt) };
+	o[5] = (struct kvm_isolation_obj) { fps, offsetof(struct fpstate, regs) + fps->size };
+}
+
+#define KVM_X86_ISOLATION_VCPU_OBJS 6
+
+/* Does @iso map a page of any object of @kvm: the VM, its vCPUs, their data? */
+static bool kvm_x86_isolation_maps_vm(struct kvm_isolation *iso, struct kvm *kvm)
+{
+	struct kvm_isolation_obj o[KVM_X86_ISOLATION_VCPU_OBJS];
+	struct kvm_vcpu *vcpu;
+	unsigned long i;
+	bool leak;
+	int j;
+
+	leak = kvm_isolation_maps_allocation(iso, kvm) ||
+	       (kvm->arch.isolation && kvm_isolation_maps_allocation(iso, kvm->arch.isolation));
+	kvm_for_each_vcpu(i, vcpu, kvm) {
+		leak |= kvm_isolation_maps_allocation(iso, vcpu);
+		kvm_x86_isolation_vcpu_objs(vcpu, o);
+		for (j = 0; j < ARRAY_SIZE(o); j++)
+			leak |= kvm_isolation_maps_any(iso, o[j].ptr, o[j].size);
+	}
+	return leak;
+}
 
 /* The pfn of a page some test says is not ours: "check" makes sure. */
 static unsigned long check_pfn;
@@ -196,24 +266,22 @@ static unsigned long check_pfn;
 static int kvm_x86_isolation_check_show(struct seq_file *m, void *v)
 {
 	struct kvm_isolation_audit audit;
-	unsigned long vcpu_idx;
+	unsigned long known;
 	const char *name;
-	struct kvm_vcpu *vcpu;
 	struct kvm *a, *b;
 	bool leak;
 
 	mutex_lock(&kvm_lock);
 	list_for_each_entry(a, &vm_list, vm_list) {
 		struct kvm_x86_isolation *xi = a->arch.isolation;
+		long found;
 
 		if (!xi)
 			continue;
 		list_for_each_entry(b, &vm_list, vm_list) {
 			if (b == a)
 				continue;
-			leak = kvm_isolation_is_mapped(xi->iso, b);
-			kvm_for_each_vcpu(vcpu_idx, vcpu, b)
-				leak |= kvm_isolation_is_mapped(xi->iso, vcpu);
+			leak = kvm_x86_isolation_maps_vm(xi->iso, b);
 			seq_printf(m, "%s %s maps nothing of %s\n", leak ? "not ok" : "ok",
 				   kvm_isolation_name(xi->iso), b->arch.isolation ?
 				   kvm_isolation_name(b->arch.isolation->iso) : b->stats_id);
@@ -225,12 +293,30 @@ static int kvm_x86_isolation_check_show(struct seq_file *m, void *v)
 			   audit.shared << (PAGE_SHIFT - 10), audit.foreign_bytes);
 		seq_printf(m, "%s %s maps no page without an object of its own or the core's (%lu stray)\n",
 			   audit.stray ? "not ok" : "ok", name, audit.stray);
-		seq_printf(m, "%s %s shares no mapped page with anything else (%lu shared)\n",
-			   audit.shared ? "not ok" : "ok", name, audit.shared);
+		known = audit.shared_percpu + audit.shared_task;
+		seq_printf(m, "%s %s shares no mapped page with anything else, but for module or dynamic per-CPU data and tasks (%lu shared)\n",
+			   audit.shared - known ? "not ok" : "ok", name, audit.shared - known);
+		seq_printf(m, "%s %s shares no page of module or dynamic per-CPU data (%lu shared)\n",
+			   audit.shared_percpu ? "not ok" : "ok", name, audit.shared_percpu);
+		seq_printf(m, "%s %s shares no page of a task (%lu shared)\n",
+			   audit.shared_task ? "not ok" : "ok", name, audit.shared_task);
+		seq_printf(m, "%s %s maps %lu tasks that run its vCPUs and no page of another task (%lu mapped)\n",
+			   audit.other_tasks || !audit.tasks ? "not ok" : "ok", name,
+			   audit.tasks, audit.other_tasks);
 		if (check_pfn && pfn_valid(check_pfn)) {
 			leak = kvm_isolation_is_mapped(xi->iso, pfn_to_kaddr(check_pfn));
 			seq_printf(m, "%s %s does not map pfn %#lx\n", leak ? "not ok" : "ok",
 				   kvm_isolation_name(xi->iso), check_pfn);
+		}
+		if (check_secret.len) {
+			found = kvm_isolation_find(xi->iso, check_secret.bytes, check_secret.len);
+			seq_printf(m, "%s %s maps no page holding the planted secret (%ld)\n",
+				   found ? "not ok" : "ok", name, found);
+		}
+		if (check_control.len) {
+			found = kvm_isolation_find(xi->iso, check_control.bytes, check_control.len);
+			seq_printf(m, "%s %s maps the control planted in its run pages (%ld)\n",
+				   found > 0 ? "ok" : "not ok", name, found);
 		}
 	}
 	mutex_unlock(&kvm_lock);
@@ -242,20 +328,54 @@ static int kvm_x86_isolation_check_open(struct inode *inode, struct file *file)
 	return single_open(file, kvm_x86_isolation_check_show, NULL);
 }
 
-/* "pfn N": a page that must not be mapped, for the next read. */
+/* Replace a needle with @hex, 2 to 128 hex digits. */
+static int kvm_x86_isolation_set_needle(struct kvm_x86_isolation_needle *n, const char *hex)
+{
+	size_t len = strlen(hex) / 2;
+	u8 *bytes;
+
+	if (!len || len > 64 || strlen(hex) % 2)
+		return -EINVAL;
+	bytes = kmalloc(len, GFP_KERNEL);
+	if (!bytes)
+		return -ENOMEM;
+	if (hex2bin(bytes, hex, len)) {
+		kfree(bytes);
+		return -EINVAL;
+	}
+	mutex_lock(&kvm_lock);
+	kfree(n->bytes);
+	n->bytes = bytes;
+	n->len = len;
+	mutex_unlock(&kvm_lock);
+	return 0;
+}
+
+/*
+ * For the next reads: "pfn N", a page that must not be mapped; "secret
+ * HEX", bytes no VM may map; "control HEX", bytes every VM must map.
+ */
 static ssize_t kvm_x86_isolation_check_write(struct file *file, const char __user *buf,
 					     size_t len, loff_t *ppos)
 {
-	char str[32];
+	char str[160], hex[130];
 	unsigned long pfn;
+	int ret = -EINVAL;
 
 	if (len >= sizeof(str) || copy_from_user(str, buf, len))
 		return -EINVAL;
 	str[len] = 0;
-	if (sscanf(str, "pfn %lx", &pfn) != 1)
-		return -EINVAL;
-	check_pfn = pfn;
-	return len;
+	if (sscanf(str, "pfn %lx", &pfn) == 1) {
+		check_pfn = pfn;
+		ret = 0;
+	} else if (sscanf(str, "secret %129s", hex) == 1) {
+		ret = kvm_x86_isolation_set_needle(&check_secret, hex);
+	} else if (sscanf(str, "control %129s", hex) == 1) {
+		ret = kvm_x86_isolation_set_needle(&check_control, hex);
+	}
+	memzero_explicit(str, sizeof(str));
+	memzero_explicit(hex, sizeof(hex));
+	return ret ?: len;
 }
 
 static const struct file_operations kvm_x86_isolation_check_fops = {
@@ -395,7 +515,7 @@ int kvm_arch_vm_postcreate(struct kvm *kvm)
 
 	if (!kvm_isolation())
 		return 0;
-	xi = kzalloc(sizeof(*xi), GFP_KERNEL_ACCOUNT);
+	xi = kzalloc(kvm_arch_vm_object_size(sizeof(*xi)), GFP_KERNEL_ACCOUNT);
 	if (!xi)
 		return -ENOMEM;
 	/* Reports name it after the VM's stats id, plus a sequence number. */
@@ -731,23 +851,6 @@ void kvm_x86_isolation_io(struct kvm_vcpu *vcpu, enum kvm_bus bus_idx, gpa_t add
 		return;
 	kvm_x86_isolation_exit(vcpu, KVM_ISOLATION_EXIT_IO);
 }
-
-/* The vCPU's own data: the vendor maps its part in its vcpu_create. */
-static void kvm_x86_isolation_vcpu_objs(struct kvm_vcpu *vcpu, struct kvm_isolation_obj *o)
-{
-	struct fpstate *fps = vcpu->arch.guest_fpu.fpstate;
-	struct kvm_lapic *apic = vcpu->arch.apic;
-
-	o[0] = (struct kvm_isolation_obj) { vcpu->run, PAGE_SIZE };
-	o[1] = (struct kvm_isolation_obj) { vcpu->arch.pio_data, PAGE_SIZE };
-	o[2] = (struct kvm_isolation_obj) { apic, sizeof(*apic) };
-	o[3] = (struct kvm_isolation_obj) { apic ? apic->regs : NULL, PAGE_SIZE };
-	o[4] = (struct kvm_isolation_obj) { vcpu->arch.emulate_ctxt,
-					    sizeof(*vcpu->arch.emulate_ctxt) };
-	o[5] = (struct kvm_isolation_obj) { fps, offsetof(struct fpstate, regs) + fps->size };
-}
-
-#define KVM_X86_ISOLATION_VCPU_OBJS 6
 
 /**
  * kvm_x86_isolation_vcpu_create() - map a new vCPU's data

@@ -71,7 +71,11 @@ struct kvm_isolation_audit {
 	unsigned long pages;		/* 4 KiB pages the restricted table maps */
 	unsigned long stray;		/* pages with no mapped object on them */
 	unsigned long shared;		/* pages a mapped object shares */
+	unsigned long shared_percpu;	/* ... of them, with per-CPU data on them */
+	unsigned long shared_task;	/* ... else with a task struct on them */
 	unsigned long foreign_bytes;	/* bytes of no mapped object on both */
+	unsigned long tasks;		/* tasks mapped with kvm_isolation_map_task() */
+	unsigned long other_tasks;	/* other tasks with a page mapped */
 };
 
 /* One seen faulting instruction. */
@@ -127,6 +131,9 @@ void kvm_isolation_unmap_task(struct kvm_isolation *iso, struct task_struct *tas
 unsigned long kvm_isolation_pgtable_pages(void);
 const char *kvm_isolation_name(struct kvm_isolation *iso);
 bool kvm_isolation_is_mapped(struct kvm_isolation *iso, const void *addr);
+bool kvm_isolation_maps_any(struct kvm_isolation *iso, const void *ptr, size_t size);
+bool kvm_isolation_maps_allocation(struct kvm_isolation *iso, const void *ptr);
+long kvm_isolation_find(struct kvm_isolation *iso, const void *needle, size_t len);
 void kvm_isolation_ptdump(struct seq_file *m);
 unsigned long kvm_isolation_audit(struct kvm_isolation *iso, struct seq_file *m,
 				  unsigned int max_lines, struct kvm_isolation_audit *res);
