@@ -17,7 +17,7 @@ mkdir -p "$RESULTS"
 # #included by the file they test).
 files=
 for f in $(git -C "$TREE" diff --name-only pristine..asi -- '*.c' |
-	   grep -E '^(arch/x86|virt/kvm)/' | grep -v '_test\.c$'); do
+	   grep -E '^(arch/x86|virt/kvm|kernel|mm)/' | grep -v '_test\.c$'); do
 	# Hooks in code the test configuration does not build (the MCE core).
 	if [ -f "$BUILD/x86_64/${f%.c}.o" ]; then
 		files="$files $f"
