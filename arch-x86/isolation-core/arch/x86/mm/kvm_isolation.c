@@ -612,7 +612,7 @@ static void iso_to_shadow(unsigned long *start, unsigned long *end)
  * the tail of its last page: a vmalloc area, or pages of the page allocator
  * (not reserved at boot), or a slab object of whole pages?  Then nothing
  * else can be put on its pages, and the audit counts them as the object's.
- * A slab object is mapped from its start, which __ksize() relies on.
+ * A slab object must be mapped from its start: __ksize() cannot tell.
  * Ranges copied at a coarser level, and KASAN's shadow, which only says
  * which bytes may be accessed, count as whole pages too.
  */
@@ -643,11 +643,27 @@ static bool iso_page_granular(unsigned long start, unsigned long end)
 }
 
 /*
+ * A slab object that owns its pages is mapped whole: clear the slack
+ * beyond it, which may still hold what the pages held before they were
+ * the slab's.  ksize() lets the slack be used.  Page-granular allocations
+ * of other kinds are zeroed by those who map them.
+ */
+static void iso_clear_slack(unsigned long start, unsigned long end)
+{
+	if (is_vmalloc_addr((void *)start) || !virt_addr_valid(start) ||
+	    !PageSlab(virt_to_head_page((void *)start)))
+		return;
+	if (ksize((void *)start) >= PAGE_ALIGN(end - start))
+		memset((void *)end, 0, PAGE_ALIGN(end) - end);
+}
+
+/*
  * Map [ptr, ptr + size) at @level, or with @shadow the pages of its KASAN
  * shadow, as a range of its own found by the same @ptr.
  */
 static int iso_map(struct kvm_isolation *iso, const void *ptr, size_t size,
-		   enum kvm_isolation_level level, const char *owner, bool shadow)
+		   enum kvm_isolation_level level, const char *owner, bool shadow,
+		   enum iso_kind kind)
 {
 	unsigned long start = (unsigned long)ptr, end = (unsigned long)ptr + size;
 	unsigned long done, obj_start, obj_end;
@@ -668,6 +684,8 @@ static int iso_map(struct kvm_isolation *iso, const void *ptr, size_t size,
 	end = round_up(end, PAGE_SIZE);
 	done = start;
 	if (shadow || level != KVM_ISOLATION_PTE || iso_page_granular(obj_start, obj_end)) {
+		if (!shadow && level == KVM_ISOLATION_PTE)
+			iso_clear_slack(obj_start, obj_end);
 		obj_start = start;
 		obj_end = end;
 	}
@@ -697,6 +715,7 @@ static int iso_map(struct kvm_isolation *iso, const void *ptr, size_t size,
 		.last = (end - 1) | (iso_size(level) - 1),
 		.obj_start = obj_start, .obj_end = obj_end, .bytes = size,
 		.level = level, .owner = owner, .refcount = 1, .shadow = shadow,
+		.kind = shadow ? ISO_KIND_OBJECT : kind,
 	};
 
 	ret = iso_copy(iso, start, end, level, &done);
@@ -714,18 +733,6 @@ out:
 	return ret;
 }
 
-/* Say what the range mapped at @ptr holds, for the audit. */
-static void iso_set_kind(struct kvm_isolation *iso, const void *ptr, enum iso_kind kind)
-{
-	struct iso_range *r;
-
-	mutex_lock(&iso->lock);
-	r = iso_find(iso, (unsigned long)ptr, false);
-	if (r)
-		r->kind = kind;
-	mutex_unlock(&iso->lock);
-}
-
 static void iso_unmap(struct kvm_isolation *iso, const void *ptr, bool shadow)
 {
 	struct iso_range *r;
@@ -738,6 +745,19 @@ static void iso_unmap(struct kvm_isolation *iso, const void *ptr, bool shadow)
 		iso_remove_range(iso, r);
 out:
 	mutex_unlock(&iso->lock);
+}
+
+static int iso_map_kind(struct kvm_isolation *iso, const void *ptr, size_t size,
+			enum kvm_isolation_level level, const char *owner, enum iso_kind kind)
+{
+	int ret = iso_map(iso, ptr, size, level, owner, false, kind);
+
+	if (ret || !iso->kasan_shadow)
+		return ret;
+	ret = iso_map(iso, ptr, size, level, owner, true, kind);
+	if (ret)
+		iso_unmap(iso, ptr, false);
+	return ret;
 }
 
 /**
@@ -764,14 +784,7 @@ out:
 int kvm_isolation_map(struct kvm_isolation *iso, const void *ptr, size_t size,
 		      enum kvm_isolation_level level, const char *owner)
 {
-	int ret = iso_map(iso, ptr, size, level, owner, false);
-
-	if (ret || !iso->kasan_shadow)
-		return ret;
-	ret = iso_map(iso, ptr, size, level, owner, true);
-	if (ret)
-		iso_unmap(iso, ptr, false);
-	return ret;
+	return iso_map_kind(iso, ptr, size, level, owner, ISO_KIND_OBJECT);
 }
 EXPORT_SYMBOL_GPL(kvm_isolation_map);
 
@@ -809,12 +822,10 @@ int kvm_isolation_map_percpu(struct kvm_isolation *iso, void __percpu *ptr, size
 	int cpu, failed, ret;
 
 	for_each_possible_cpu(cpu) {
-		ret = kvm_isolation_map(iso, per_cpu_ptr(ptr, cpu), size, KVM_ISOLATION_PTE, owner);
+		ret = iso_map_kind(iso, per_cpu_ptr(ptr, cpu), size, KVM_ISOLATION_PTE, owner,
+				   dynamic ? ISO_KIND_PERCPU : ISO_KIND_OBJECT);
 		if (ret)
 			goto err;
-		if (!dynamic)
-			continue;
-		iso_set_kind(iso, per_cpu_ptr(ptr, cpu), ISO_KIND_PERCPU);
 	}
 	return 0;
 err:
@@ -991,7 +1002,8 @@ int kvm_isolation_map_task(struct kvm_isolation *iso, struct task_struct *task)
 	if (!stack)
 		return -ESRCH;
 	get_task_struct(task);
-	ret = kvm_isolation_map(iso, task, arch_task_struct_size, KVM_ISOLATION_PTE, "task");
+	ret = iso_map_kind(iso, task, arch_task_struct_size, KVM_ISOLATION_PTE, "task",
+			   ISO_KIND_TASK);
 	if (ret)
 		goto err;
 	ret = kvm_isolation_map(iso, stack, THREAD_SIZE, KVM_ISOLATION_PTE, "task");
@@ -999,7 +1011,6 @@ int kvm_isolation_map_task(struct kvm_isolation *iso, struct task_struct *task)
 		kvm_isolation_unmap(iso, task);
 		goto err;
 	}
-	iso_set_kind(iso, task, ISO_KIND_TASK);
 	return 0;
 err:
 	put_task_struct(task);
@@ -1179,18 +1190,21 @@ static void iso_audit_describe(struct seq_file *m, unsigned long addr)
 		seq_printf(m, "a page (%pGp)", &page->flags);
 }
 
-/* What the objects mapped on the page at @addr are: the last kind wins. */
+/*
+ * What the objects mapped on the page at @addr are: a known kind only if
+ * all of them are of it, so that an ordinary object beside still counts.
+ */
 static enum iso_kind iso_page_kind(struct kvm_isolation *iso, unsigned long addr)
 {
 	struct kvm_isolation *owners[] = { iso, iso->shared };
-	enum iso_kind kind = ISO_KIND_OBJECT;
+	enum iso_kind kind = ISO_KIND_TASK;
 	struct iso_range *r;
 	int i;
 
 	for (i = 0; i < ARRAY_SIZE(owners) && owners[i]; i++)
 		list_for_each_entry(r, &owners[i]->ranges, list)
 			if (r->obj_end > addr && r->obj_start < addr + PAGE_SIZE)
-				kind = max(kind, r->kind);
+				kind = min(kind, r->kind);
 	return kind;
 }
 
@@ -1320,6 +1334,17 @@ static void iso_audit_table(struct iso_audit *a, void *table, enum kvm_isolation
 	}
 }
 
+static bool iso_maps_any(struct kvm_isolation *iso, const void *ptr, size_t size)
+{
+	unsigned long a, end = (unsigned long)ptr + size;
+
+	lockdep_assert_held(&iso->lock);
+	for (a = (unsigned long)ptr & PAGE_MASK; ptr && a < end; a += PAGE_SIZE)
+		if (kvm_isolation_is_mapped(iso, (void *)a))
+			return true;
+	return false;
+}
+
 /**
  * kvm_isolation_maps_any() - does an isolated address space map part of a buffer?
  * @iso: the instance
@@ -1330,12 +1355,13 @@ static void iso_audit_table(struct iso_audit *a, void *table, enum kvm_isolation
  */
 bool kvm_isolation_maps_any(struct kvm_isolation *iso, const void *ptr, size_t size)
 {
-	unsigned long a, end = (unsigned long)ptr + size;
+	bool ret;
 
-	for (a = (unsigned long)ptr & PAGE_MASK; ptr && a < end; a += PAGE_SIZE)
-		if (kvm_isolation_is_mapped(iso, (void *)a))
-			return true;
-	return false;
+	/* The instance's own tasks may unmap, and free table pages, meanwhile. */
+	mutex_lock(&iso->lock);
+	ret = iso_maps_any(iso, ptr, size);
+	mutex_unlock(&iso->lock);
+	return ret;
 }
 EXPORT_SYMBOL_GPL(kvm_isolation_maps_any);
 
@@ -1383,8 +1409,8 @@ static void iso_audit_tasks(struct kvm_isolation *iso, struct kvm_isolation_audi
 		own = false;
 		list_for_each_entry(r, &iso->ranges, list)
 			own |= r->kind == ISO_KIND_TASK && r->ptr == (unsigned long)t;
-		if (!own && (kvm_isolation_maps_any(iso, t, arch_task_struct_size) ||
-			     kvm_isolation_maps_any(iso, READ_ONCE(t->stack), THREAD_SIZE)))
+		if (!own && (iso_maps_any(iso, t, arch_task_struct_size) ||
+			     iso_maps_any(iso, READ_ONCE(t->stack), THREAD_SIZE)))
 			res->other_tasks++;
 	}
 	rcu_read_unlock();
@@ -1407,6 +1433,8 @@ static void iso_audit_padding(struct seq_file *m, struct kvm_isolation *iso)
 		for (i = 0; i < ARRAY_SIZE(pad) - 1; i++)
 			if (!pad[i].owner || !strcmp(pad[i].owner, r->owner))
 				break;
+		if (pad[i].owner && strcmp(pad[i].owner, r->owner))
+			pad[i].owner = "other";
 		pad[i].owner = pad[i].owner ?: r->owner;
 		pad[i].bytes += r->obj_end - r->obj_start - r->bytes;
 	}
@@ -1750,6 +1778,11 @@ static bool iso_task_pages __ro_after_init;
 
 static int __init iso_parse_cmdline(char *arg)
 {
+	/* A bool module parameter without a value is true. */
+	if (!arg) {
+		iso_task_pages = true;
+		return 0;
+	}
 	return kstrtobool(arg, &iso_task_pages);
 }
 early_param("kvm.address_space_isolation", iso_parse_cmdline);

@@ -647,6 +647,31 @@ static void iso_test_audit_shared(struct kunit *test)
 }
 
 /*
+ * The audit's look at every task, and its positive control: a task mapped
+ * as an ordinary object is another task's memory; mapped as a task, it is
+ * the instance's own.
+ */
+static void iso_test_audit_tasks(struct kunit *test)
+{
+	struct kvm_isolation *iso = iso_test_create(test, NULL);
+	struct kvm_isolation_audit res;
+
+	KUNIT_EXPECT_EQ(test, iso_test_map(iso, current, arch_task_struct_size,
+					   KVM_ISOLATION_PTE), 0);
+	kvm_isolation_audit(iso, NULL, 0, &res);
+	KUNIT_EXPECT_EQ(test, res.tasks, 0UL);
+	KUNIT_EXPECT_EQ(test, res.other_tasks, 1UL);
+	kvm_isolation_unmap(iso, current);
+
+	KUNIT_EXPECT_EQ(test, kvm_isolation_map_task(iso, current), 0);
+	kvm_isolation_audit(iso, NULL, 0, &res);
+	KUNIT_EXPECT_EQ(test, res.tasks, 1UL);
+	KUNIT_EXPECT_EQ(test, res.other_tasks, 0UL);
+	kvm_isolation_unmap_task(iso, current);
+	kvm_isolation_destroy(iso);
+}
+
+/*
  * kvm_isolation_find() reads the mapped pages: it finds bytes planted on
  * one, and bytes that are on no mapped page not.
  */
@@ -685,6 +710,7 @@ static struct kunit_case kvm_isolation_test_cases[] = {
 	KUNIT_CASE(iso_test_alloc_failure),
 	KUNIT_CASE(iso_test_audit_stray),
 	KUNIT_CASE(iso_test_audit_shared),
+	KUNIT_CASE(iso_test_audit_tasks),
 	KUNIT_CASE(iso_test_find),
 	{}
 };

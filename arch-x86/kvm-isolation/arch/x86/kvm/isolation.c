@@ -304,7 +304,7 @@ static int kvm_x86_isolation_check_show(struct seq_file *m, void *v)
 			   audit.other_tasks || !audit.tasks ? "not ok" : "ok", name,
 			   audit.tasks, audit.other_tasks);
 		if (check_pfn && pfn_valid(check_pfn)) {
-			leak = kvm_isolation_is_mapped(xi->iso, pfn_to_kaddr(check_pfn));
+			leak = kvm_isolation_maps_any(xi->iso, pfn_to_kaddr(check_pfn), 1);
 			seq_printf(m, "%s %s does not map pfn %#lx\n", leak ? "not ok" : "ok",
 				   kvm_isolation_name(xi->iso), check_pfn);
 		}
@@ -313,10 +313,12 @@ static int kvm_x86_isolation_check_show(struct seq_file *m, void *v)
 			seq_printf(m, "%s %s maps no page holding the planted secret (%ld)\n",
 				   found ? "not ok" : "ok", name, found);
 		}
+		/* In each vCPU's run page, and nowhere else it maps. */
 		if (check_control.len) {
 			found = kvm_isolation_find(xi->iso, check_control.bytes, check_control.len);
-			seq_printf(m, "%s %s maps the control planted in its run pages (%ld)\n",
-				   found > 0 ? "ok" : "not ok", name, found);
+			seq_printf(m, "%s %s maps the control planted in its run pages once per vCPU (%ld pages, %d vCPUs)\n",
+				   found == atomic_read(&a->online_vcpus) ? "ok" : "not ok", name,
+				   found, atomic_read(&a->online_vcpus));
 		}
 	}
 	mutex_unlock(&kvm_lock);
