@@ -620,6 +620,7 @@ static bool iso_page_granular(unsigned long start, unsigned long end)
 {
 	struct vm_struct *area;
 	struct page *page;
+	size_t usable;
 
 	if (!PAGE_ALIGNED(start))
 		return false;
@@ -635,9 +636,10 @@ static bool iso_page_granular(unsigned long start, unsigned long end)
 	 * A slab object whose usable size is whole pages: page-aligned caches
 	 * and kmalloc() of a page or more, which is aligned to its size.
 	 */
-	if (PageSlab(page))
-		return IS_ALIGNED(__ksize((void *)start), PAGE_SIZE) &&
-		       __ksize((void *)start) >= end - start;
+	if (PageSlab(page)) {
+		usable = __ksize((void *)start);
+		return IS_ALIGNED(usable, PAGE_SIZE) && usable >= end - start;
+	}
 	return !PageReserved(page) &&
 	       end <= (unsigned long)page_address(page) + page_size(page);
 }

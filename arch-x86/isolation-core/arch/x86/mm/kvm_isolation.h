@@ -22,12 +22,6 @@ struct iso_ptpage {
 	bool pending;			/* linked by the map in progress */
 };
 
-/*
- * A mapped range: the caller's pointer, its page span, its level, and what
- * its entries at that level map: first and last byte, [first, last].  The
- * audit compares what is mapped with [obj_start, obj_end): the bytes the
- * range stands for.
- */
 /* What a range holds, for the audit's findings. */
 enum iso_kind {
 	ISO_KIND_OBJECT,		/* an allocation of its own, or kernel data */
@@ -35,6 +29,12 @@ enum iso_kind {
 	ISO_KIND_TASK,			/* a task struct */
 };
 
+/*
+ * A mapped range: the caller's pointer, its page span, its level, and what
+ * its entries at that level map: first and last byte, [first, last].  The
+ * audit compares what is mapped with [obj_start, obj_end): the bytes the
+ * range stands for.
+ */
 struct iso_range {
 	struct list_head list;
 	unsigned long ptr;
