@@ -14,6 +14,7 @@ start=$(date +%s)
 "$TOP/scripts/prepare.sh"
 "$TOP/scripts/build-kernel.sh" x86_64
 "$TOP/scripts/series.sh"
-series_checks
+series_static_checks
+series_bisect_check
 say "make check-series took $(( $(date +%s) - start ))s"
 summarize

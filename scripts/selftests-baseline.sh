@@ -55,7 +55,8 @@ ktap=$RESULTS/$name.kvm-selftests.ktap
 	echo "# $(make -s -C "$TREE" kernelversion), $where"
 	echo "# $how, defconfigs/x86_64.config, 90 s per test (180 s for dirty_log_perf_test and demand_paging_test)."
 	echo "# pass = exit 0, skip = exit 4, fail = anything else; \"fail # timeout\": killed at the"
-	echo "# timeout, no verdict on this CPU (make check runs those for $SELFTEST_NO_VERDICT_SECS s only)."
+	echo "# timeout.  A failing test gives no verdict on this CPU (make check runs those for"
+	echo "# $SELFTEST_NO_VERDICT_SECS s only)."
 	sed -nE 's/^ok [0-9]+ (\S+) # SKIP.*/\1 skip/p; t
 		 s/^ok [0-9]+ (\S+).*/\1 pass/p; t
 		 s/^not ok [0-9]+ (\S+) # timeout.*/\1 fail # timeout/p; t

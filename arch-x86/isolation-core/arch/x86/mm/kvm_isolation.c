@@ -1790,14 +1790,20 @@ static int __init iso_parse_cmdline(char *arg)
 early_param("kvm.address_space_isolation", iso_parse_cmdline);
 
 /**
- * arch_task_struct_align() - page-align task structs for KVM isolation
+ * kvm_isolation_task_struct_size() - the size of task structs
+ * @size: the size of a task struct with its FPU state
  *
- * Return: PAGE_SIZE with kvm.address_space_isolation=1 on the command
- * line: every task struct then fills pages of its own.  Else 0.
+ * Called once by the FPU code, after early parameters are parsed and
+ * before fork_init() creates the task struct cache.  A cache of objects
+ * of whole pages lays each object on pages of its own, and
+ * arch_dup_task_struct() zeroes what follows the task struct.
+ *
+ * Return: @size, rounded up to whole pages with
+ * kvm.address_space_isolation=1 on the kernel command line.
  */
-int __init arch_task_struct_align(void)
+int __init kvm_isolation_task_struct_size(int size)
 {
-	return iso_task_pages ? PAGE_SIZE : 0;
+	return iso_task_pages ? PAGE_ALIGN(size) : size;
 }
 
 /**
@@ -1849,6 +1855,8 @@ int kvm_isolation_setup(struct module *kvm, const void *vendor_ops)
 	static_branch_enable(&kvm_isolation_enabled);
 	if (!iso_task_pages)
 		pr_warn("task structs share their pages: pass kvm.address_space_isolation=1 on the kernel command line to give them pages of their own\n");
+	else if (!PAGE_ALIGNED(current))
+		pr_warn("task structs share their pages: the slab pads them (slab debugging or KASAN)\n");
 	pr_info("Running with isolated address space: core maps %lu KiB, %lu page-table pages\n",
 		iso_mapped_total(iso_core) >> 10, kvm_isolation_pgtable_pages());
 	return 0;

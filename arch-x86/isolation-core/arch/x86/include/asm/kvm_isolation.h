@@ -117,6 +117,7 @@ static __always_inline bool kvm_isolation(void)
 
 int kvm_isolation_setup(struct module *kvm, const void *vendor_ops);
 void kvm_isolation_teardown(void);
+int kvm_isolation_task_struct_size(int size);
 
 struct kvm_isolation *kvm_isolation_create(const char *name);
 bool kvm_isolation_destroy(struct kvm_isolation *iso);
@@ -215,6 +216,11 @@ static __always_inline unsigned long kvm_isolation_cr3(void)
 static __always_inline bool kvm_isolation(void)
 {
 	return false;
+}
+
+static inline int kvm_isolation_task_struct_size(int size)
+{
+	return size;
 }
 
 static __always_inline void kvm_isolation_interrupt(void) {}
