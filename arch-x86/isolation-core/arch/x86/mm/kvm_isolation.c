@@ -1856,7 +1856,7 @@ int kvm_isolation_setup(struct module *kvm, const void *vendor_ops)
 	if (!iso_task_pages)
 		pr_warn("task structs share their pages: pass kvm.address_space_isolation=1 on the kernel command line to give them pages of their own\n");
 	else if (!PAGE_ALIGNED(current))
-		pr_warn("task structs share their pages: the slab pads them (slab debugging or KASAN)\n");
+		pr_warn("task structs share their pages: the slab adds debugging metadata to them\n");
 	pr_info("Running with isolated address space: core maps %lu KiB, %lu page-table pages\n",
 		iso_mapped_total(iso_core) >> 10, kvm_isolation_pgtable_pages());
 	return 0;
