@@ -162,9 +162,11 @@ build_x86_64() {
 }
 
 # The kernel parameter that limits the selftests BASELINE records as
-# failing to SELFTEST_NO_VERDICT_SECS (nothing if there are none).
+# failing to SECS (SELFTEST_NO_VERDICT_SECS; 0: not run), nothing if there
+# are none.
+# usage: selftest_limits BASELINE [SECS]
 selftest_limits() {
-	local limits
-	limits=$(sed -nE "s/^(\S+) fail( #.*)?$/\1:$SELFTEST_NO_VERDICT_SECS/p" "$1" | paste -sd, -)
+	local limits secs=${2:-$SELFTEST_NO_VERDICT_SECS}
+	limits=$(sed -nE "s/^(\S+) fail( #.*)?$/\1:$secs/p" "$1" | paste -sd, -)
 	[ -z "$limits" ] || echo "asi.selftest_limit=$limits"
 }
