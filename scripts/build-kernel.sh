@@ -7,23 +7,6 @@ set -euo pipefail
 
 kernel=${1:?usage: build-kernel.sh <kernel>}
 obj=$BUILD/$kernel
-# The debug kernel builds from a checkout of its own of the series' last
-# commit (a git worktree of the prepared tree): make check builds it in
-# the background while the build after each patch steps the prepared tree.
-if [ "$kernel" = x86_64-debug ]; then
-	debug_tree=$BUILD/linux-debug
-	git -C "$TREE" rev-parse -q --verify refs/heads/asi >/dev/null ||
-		die "$TREE has no series applied (run 'make prepare')"
-	if ! git -C "$debug_tree" rev-parse -q --verify HEAD >/dev/null 2>&1; then
-		rm -rf "$debug_tree"
-		git -C "$TREE" worktree prune
-		git -C "$TREE" worktree add -q -f --detach "$debug_tree" asi ||
-			die "making the checkout $debug_tree failed"
-	fi
-	git -C "$debug_tree" checkout -q -f --detach asi
-	git -C "$debug_tree" clean -q -d -f -x
-	export TREE=$debug_tree
-fi
 # The option built out changes about 60 of the x86_64 kernel's objects:
 # started as a copy of that build, kbuild rebuilds only those.
 case "$kernel" in

@@ -16,17 +16,6 @@ fail_build() { echo "error: $*" >&2; echo "0 passed, 1 failed, 0 skipped"; exit 
 rm -rf "$RESULTS"
 mkdir -p "$RESULTS"
 
-# The debug kernel (lockdep, KASAN, kmemleak) builds in the background from
-# a checkout of its own (build/linux-debug), niced, on the CPU time that
-# the steps below leave idle (links, single-threaded checks and
-# emulators); it boots last.
-debug_log=$BUILD/x86_64-debug.log
-say "building the x86_64-debug kernel and initramfs in the background (log: $debug_log)"
-( nice -n 19 "$TOP/scripts/build-kernel.sh" x86_64-debug &&
-  nice -n 19 "$TOP/scripts/mkinitramfs.sh" x86_64-debug "$BUILD/initramfs/x86_64-debug.cpio.gz" ) \
-	>"$debug_log" 2>&1 &
-debug_build=$!
-
 # The build after each patch (what `make check-series` does last) comes
 # first: it steps the kernel tree from the first patch to the last and
 # builds each step in build/x86_64, so the last step is the x86_64 kernel
@@ -35,6 +24,16 @@ debug_build=$!
 say "the series: the x86_64 kernel built after each patch"
 series_bisect_check
 "$TOP/scripts/build-kernel.sh" x86_64 || fail_build "building the x86_64 kernel failed"
+
+# The debug kernel (lockdep, KASAN, kmemleak) builds in the background,
+# niced, on the CPU time that the steps below leave idle (single-threaded
+# checks and emulators); it boots last.  The tree no longer steps.
+debug_log=$BUILD/x86_64-debug.log
+say "building the x86_64-debug kernel and initramfs in the background (log: $debug_log)"
+( nice -n 19 "$TOP/scripts/build-kernel.sh" x86_64-debug &&
+  nice -n 19 "$TOP/scripts/mkinitramfs.sh" x86_64-debug "$BUILD/initramfs/x86_64-debug.cpio.gz" ) \
+	>"$debug_log" 2>&1 &
+debug_build=$!
 
 for k in x86_64-noasi arm64; do
 	"$TOP/scripts/build-kernel.sh" $k || fail_build "building the $k kernel failed"
@@ -118,6 +117,11 @@ boot x86-bochs-vmx-isoon  x86_64 x86_64 $VMX kvm-smoke,kvm-isolation,kvm-secrets
 boot x86-bochs-vmx-isooff x86_64 x86_64 $VMX kvm-smoke,kvm-isolation --emulator bochs --append "pti=on"
 boot x86-bochs-svm-isoon  x86_64 x86_64 $SVM_NRIP kvm-smoke,kvm-isolation,kvm-secrets,kvm-debugfs \
 	--emulator bochs --append "pti=on $ISO asi.no_triple_fault"
+# A short VMX stress on two CPUs: 3 vCPUs, VM churn, vCPU threads
+# replaced, NMIs to both CPUs (taken in guest mode: VMX's NMI exits).
+boot x86-bochs-vmx-stress x86_64 x86_64 $VMX kvm-stress --emulator bochs --smp 2 \
+	--append "pti=on $ISO asi.stress=20,3,1,1,1" "${NMI_TRACES[@]}" --timeout 900
+
 # The option built out, and arm64.
 boot x86-noasi            x86_64-noasi x86_64-noasi $NPT kunit,kvm-smoke
 boot arm64                arm64  arm64  $ARM64  kunit,kvm-smoke
@@ -155,19 +159,13 @@ boot_bg x86-bochs-vmx-selftests-isoon  x86_64 x86_64-selftests-vmx $VMX kvm-self
 	--append "pti=on $ISO kvm.page_fault_stack=0" "${VMX_SELFTESTS_ARGS[@]}"
 boots_wait
 
-# Last, side by side, each on a CPU: Bochs's VMX stress, and lockdep, KASAN
-# and kmemleak watching the isolated path.
-# A short VMX stress on two CPUs: 3 vCPUs, VM churn, vCPU threads
-# replaced, NMIs to both CPUs (taken in guest mode: VMX's NMI exits).
-boot_bg x86-bochs-vmx-stress x86_64 x86_64 $VMX kvm-stress --emulator bochs --smp 2 \
-	--append "pti=on $ISO asi.stress=20,3,1,1,1" "${NMI_TRACES[@]}" --timeout 900
-
-# The debug kernel: the KUnit suite, kvm-isolation and a short stress
-# (without NMIs: on this emulated CPU too few land while isolated to count
-# on one; x86-stress covers them), isolation on, then what kmemleak found.
+# Lockdep, KASAN and kmemleak watching the isolated path: the KUnit suite,
+# kvm-isolation and a short stress (without NMIs: on this emulated CPU
+# too few land while isolated to count on one; x86-stress covers them),
+# isolation on, then what kmemleak found.
 say "waiting for the x86_64-debug kernel (log: $debug_log)"
 if wait "$debug_build"; then
-	boot_bg x86-debug-isoon  x86_64-debug x86_64-debug $NPT kunit,kvm-isolation,kvm-stress,kmemleak \
+	boot x86-debug-isoon  x86_64-debug x86_64-debug $NPT kunit,kvm-isolation,kvm-stress,kmemleak \
 		--append "pti=on $ISO asi.kunit=kvm_isolation:18 asi.stress=10,3,0,1,1" --timeout 1500
 else
 	tail -n 20 "$debug_log" >&2
@@ -175,7 +173,6 @@ else
 	printf 'KTAP version 1\n1..1\nnot ok 1 build # building the x86_64-debug kernel failed: %s\n' \
 		"$debug_log" >"$RESULTS/x86-debug-isoon.ktap"
 fi
-boots_wait
 
 say "make check took $(( $(date +%s) - start ))s"
 summarize
