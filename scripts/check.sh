@@ -21,13 +21,13 @@ mkdir -p "$RESULTS"
 # builds each step in build/x86_64, so the last step is the x86_64 kernel
 # and the tree is built once, not once for the kernel and again going back
 # to the first patch.
-say "the series: the x86_64 kernel built after each patch"
 series_bisect_check
 "$TOP/scripts/build-kernel.sh" x86_64 || fail_build "building the x86_64 kernel failed"
 
 # The debug kernel (lockdep, KASAN, kmemleak) builds in the background,
 # niced, on the CPU time that the steps below leave idle (single-threaded
-# checks and emulators); it boots last.  The tree no longer steps.
+# checks and emulators); it boots last.  From here on the tree stays on the
+# series' last commit.
 debug_log=$BUILD/x86_64-debug.log
 say "building the x86_64-debug kernel and initramfs in the background (log: $debug_log)"
 ( nice -n 19 "$TOP/scripts/build-kernel.sh" x86_64-debug &&

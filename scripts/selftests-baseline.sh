@@ -56,7 +56,7 @@ ktap=$RESULTS/$name.kvm-selftests.ktap
 	echo "# $how, defconfigs/x86_64.config, 90 s per test (180 s for dirty_log_perf_test and demand_paging_test)."
 	echo "# pass = exit 0, skip = exit 4, fail = anything else; \"fail # timeout\": killed at the"
 	echo "# timeout.  A failing test gives no verdict on this CPU (make check runs those for"
-	echo "# $SELFTEST_NO_VERDICT_SECS s only)."
+	echo "# $SELFTEST_NO_VERDICT_SECS s only, with isolation on)."
 	sed -nE 's/^ok [0-9]+ (\S+) # SKIP.*/\1 skip/p; t
 		 s/^ok [0-9]+ (\S+).*/\1 pass/p; t
 		 s/^not ok [0-9]+ (\S+) # timeout.*/\1 fail # timeout/p; t
