@@ -806,26 +806,15 @@ void kvm_isolation_unmap(struct kvm_isolation *iso, const void *ptr)
 }
 EXPORT_SYMBOL_GPL(kvm_isolation_unmap);
 
-/**
- * kvm_isolation_map_percpu() - map every possible CPU's copy of a per-CPU object
- * @iso: the isolation instance
- * @ptr: the per-CPU object
- * @size: its size
- * @owner: what the object belongs to
- *
- * Return: 0 or a negative error; on error nothing stays mapped.
- */
-int kvm_isolation_map_percpu(struct kvm_isolation *iso, void __percpu *ptr, size_t size,
-			     const char *owner)
+/* Map every possible CPU's copy of a per-CPU object, or nothing. */
+static int iso_map_percpu(struct kvm_isolation *iso, void __percpu *ptr, size_t size,
+			  const char *owner, enum iso_kind kind)
 {
-	/* Module and dynamic per-CPU data: not on pages of its own yet. */
-	bool dynamic = (void __force *)ptr < (void *)__per_cpu_start ||
-		       (void __force *)ptr >= (void *)__per_cpu_end;
 	int cpu, failed, ret;
 
 	for_each_possible_cpu(cpu) {
 		ret = iso_map_kind(iso, per_cpu_ptr(ptr, cpu), size, KVM_ISOLATION_PTE, owner,
-				   dynamic ? ISO_KIND_PERCPU : ISO_KIND_OBJECT);
+				   kind);
 		if (ret)
 			goto err;
 	}
@@ -838,6 +827,26 @@ err:
 		kvm_isolation_unmap(iso, per_cpu_ptr(ptr, cpu));
 	}
 	return ret;
+}
+
+/**
+ * kvm_isolation_map_percpu() - map every possible CPU's copy of a per-CPU object
+ * @iso: the isolation instance
+ * @ptr: the per-CPU object
+ * @size: its size
+ * @owner: what the object belongs to
+ *
+ * Return: 0 or a negative error; on error nothing stays mapped.
+ */
+int kvm_isolation_map_percpu(struct kvm_isolation *iso, void __percpu *ptr, size_t size,
+			     const char *owner)
+{
+	/* Dynamic per-CPU data (SRCU's): not on pages of its own yet. */
+	bool dynamic = (void __force *)ptr < (void *)__per_cpu_start ||
+		       (void __force *)ptr >= (void *)__per_cpu_end;
+
+	return iso_map_percpu(iso, ptr, size, owner,
+			      dynamic ? ISO_KIND_PERCPU : ISO_KIND_OBJECT);
 }
 EXPORT_SYMBOL_GPL(kvm_isolation_map_percpu);
 
@@ -1232,6 +1241,16 @@ static void iso_audit_owners(struct seq_file *m, struct kvm_isolation *iso, unsi
 		}
 	}
 }
+
+/*
+ * Task structs and SRCU's per-CPU data on pages of their own: a vCPU's
+ * task and its VM's SRCU data are mapped into the VM's address space, and
+ * the allocators pack them with others (each task with its saved FPU
+ * registers).  The task cache is created at boot, long before the kvm
+ * module reads its parameter, so the core reads it from the command line
+ * too; without it there, isolation warns that both share their pages.
+ */
+static bool iso_whole_pages __ro_after_init;
 
 struct iso_audit {
 	struct kvm_isolation *iso;
@@ -1726,9 +1745,18 @@ static int iso_map_module(struct kvm_isolation *iso, struct module *mod)
 		return 0;
 	ret = kvm_isolation_map(iso, mod->core_layout.base, mod->core_layout.size,
 				KVM_ISOLATION_PTE, "core");
-	if (!ret && mod->percpu_size)
-		ret = kvm_isolation_map_percpu(iso, mod->percpu, mod->percpu_size, "core");
-	return ret;
+	if (ret || !mod->percpu_size)
+		return ret;
+	/*
+	 * Whole pages, from KVM_ISOLATION_MODULE_PERCPU_PAGES(): otherwise the
+	 * pages hold other modules' or the kernel's per-CPU data too.
+	 */
+	if (!PAGE_ALIGNED(per_cpu_ptr(mod->percpu, 0)) || !PAGE_ALIGNED(mod->percpu_size)) {
+		pr_warn("not enabled: the %s module's per-CPU data is not on pages of its own\n",
+			mod->name);
+		return -EINVAL;
+	}
+	return iso_map_percpu(iso, mod->percpu, mod->percpu_size, "core", ISO_KIND_OBJECT);
 }
 
 static int iso_map_core(struct kvm_isolation *iso, struct module *kvm, struct module *vendor,
@@ -1769,23 +1797,14 @@ static int iso_map_core(struct kvm_isolation *iso, struct module *kvm, struct mo
 	return ret;
 }
 
-/*
- * Task structs on pages of their own: a vCPU's task is mapped into its
- * VM's address space, and the task struct cache packs tasks together, each
- * with its saved FPU registers.  The cache is created at boot, long before
- * the kvm module reads its parameter, so the core reads it from the
- * command line too; without it there, isolation warns that tasks share.
- */
-static bool iso_task_pages __ro_after_init;
-
 static int __init iso_parse_cmdline(char *arg)
 {
 	/* A bool module parameter without a value is true. */
 	if (!arg) {
-		iso_task_pages = true;
+		iso_whole_pages = true;
 		return 0;
 	}
-	return kstrtobool(arg, &iso_task_pages);
+	return kstrtobool(arg, &iso_whole_pages);
 }
 early_param("kvm.address_space_isolation", iso_parse_cmdline);
 
@@ -1803,8 +1822,25 @@ early_param("kvm.address_space_isolation", iso_parse_cmdline);
  */
 int __init kvm_isolation_task_struct_size(int size)
 {
-	return iso_task_pages ? PAGE_ALIGN(size) : size;
+	return iso_whole_pages ? PAGE_ALIGN(size) : size;
 }
+
+/**
+ * kvm_isolation_exclusive_size() - the size to allocate for an object isolation maps
+ * @size: the size of the object
+ *
+ * For objects that code outside KVM allocates and a VM's address space
+ * maps (each VM's SRCU per-CPU data): allocated at this size, and aligned
+ * to it, the object shares its pages with nothing.
+ *
+ * Return: @size, rounded up to whole pages with
+ * kvm.address_space_isolation=1 on the kernel command line.
+ */
+size_t kvm_isolation_exclusive_size(size_t size)
+{
+	return iso_whole_pages ? PAGE_ALIGN(size) : size;
+}
+EXPORT_SYMBOL_GPL(kvm_isolation_exclusive_size);
 
 /**
  * kvm_isolation_setup() - build the core isolated address space and enable isolation
@@ -1853,8 +1889,8 @@ int kvm_isolation_setup(struct module *kvm, const void *vendor_ops)
 		goto err;
 
 	static_branch_enable(&kvm_isolation_enabled);
-	if (!iso_task_pages)
-		pr_warn("task structs share their pages: pass kvm.address_space_isolation=1 on the kernel command line to give them pages of their own\n");
+	if (!iso_whole_pages)
+		pr_warn("task structs and SRCU data share their pages: pass kvm.address_space_isolation=1 on the kernel command line to give them pages of their own\n");
 	else if (!PAGE_ALIGNED(current))
 		pr_warn("task structs share their pages: the slab adds debugging metadata to them\n");
 	pr_info("Running with isolated address space: core maps %lu KiB, %lu page-table pages\n",

@@ -25,7 +25,7 @@ struct iso_ptpage {
 /* What a range holds, for the audit's findings. */
 enum iso_kind {
 	ISO_KIND_OBJECT,		/* an allocation of its own, or kernel data */
-	ISO_KIND_PERCPU,		/* a CPU's copy of a per-CPU object */
+	ISO_KIND_PERCPU,		/* a CPU's copy of a dynamic per-CPU object */
 	ISO_KIND_TASK,			/* a task struct */
 };
 

@@ -33,6 +33,9 @@ static unsigned int kvm_x86_isolation_nr_tps;
 static bool __read_mostly address_space_isolation;
 module_param(address_space_isolation, bool, 0444);
 
+/* The module's per-CPU data (the running vCPU, the TSC rate) is mapped. */
+KVM_ISOLATION_MODULE_PERCPU_PAGES();
+
 /*
  * Bytes a test planted: the secret somewhere no VM may map, the control in
  * memory every VM maps (its vCPUs' run pages).  Kept in allocations of
@@ -294,9 +297,9 @@ static int kvm_x86_isolation_check_show(struct seq_file *m, void *v)
 		seq_printf(m, "%s %s maps no page without an object of its own or the core's (%lu stray)\n",
 			   audit.stray ? "not ok" : "ok", name, audit.stray);
 		known = audit.shared_percpu + audit.shared_task;
-		seq_printf(m, "%s %s shares no mapped page with anything else, but for module or dynamic per-CPU data and tasks (%lu shared)\n",
+		seq_printf(m, "%s %s shares no mapped page with anything else, but for dynamic per-CPU data and tasks (%lu shared)\n",
 			   audit.shared - known ? "not ok" : "ok", name, audit.shared - known);
-		seq_printf(m, "%s %s shares no page of module or dynamic per-CPU data (%lu shared)\n",
+		seq_printf(m, "%s %s shares no page of dynamic per-CPU data (%lu shared)\n",
 			   audit.shared_percpu ? "not ok" : "ok", name, audit.shared_percpu);
 		seq_printf(m, "%s %s shares no page of a task (%lu shared)\n",
 			   audit.shared_task ? "not ok" : "ok", name, audit.shared_task);
@@ -541,8 +544,10 @@ int kvm_arch_vm_postcreate(struct kvm *kvm)
 	ret = kvm_isolation_map(xi->iso, kvm, kvm_x86_ops.vm_size, KVM_ISOLATION_PTE, "VM");
 	if (!ret)
 		ret = kvm_isolation_map(xi->iso, xi, sizeof(*xi), KVM_ISOLATION_PTE, "VM");
+	/* SRCU allocated this size: whole pages with isolation asked for at boot. */
 	if (!ret)
-		ret = kvm_isolation_map_percpu(xi->iso, kvm->srcu.sda, sizeof(*kvm->srcu.sda),
+		ret = kvm_isolation_map_percpu(xi->iso, kvm->srcu.sda,
+					       kvm_isolation_exclusive_size(sizeof(*kvm->srcu.sda)),
 					       "VM");
 	for (i = 0; i < KVM_NR_BUSES && !ret; i++) {
 		mutex_lock(&xi->lock);

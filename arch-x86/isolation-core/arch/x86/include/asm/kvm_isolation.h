@@ -105,6 +105,32 @@ struct kvm_isolation_cpu {
 
 #ifdef CONFIG_KVM_ADDRESS_SPACE_ISOLATION
 
+/* A page-aligned type of no size, for KVM_ISOLATION_MODULE_PERCPU_PAGES(). */
+struct kvm_isolation_percpu_pages { } __aligned(PAGE_SIZE);
+
+/*
+ * A KVM module maps its per-CPU data into every isolated address space, so
+ * that data is on pages of its own: one variable of this page-aligned type
+ * page-aligns the module's per-CPU section, and the module loader then
+ * rounds the section up to whole pages.  Once per module; nothing when
+ * built in (isolation refuses a built-in KVM).
+ */
+#ifdef MODULE
+#define KVM_ISOLATION_MODULE_PERCPU_PAGES()				\
+	static DEFINE_PER_CPU(struct kvm_isolation_percpu_pages,	\
+			      kvm_isolation_module_percpu_pages) __used
+#else
+#define KVM_ISOLATION_MODULE_PERCPU_PAGES()
+#endif
+
+/*
+ * Pages the first per-CPU chunk reserves for modules beyond the usual 8 KiB:
+ * the kvm module's and the vendor module's whole pages, at most two each
+ * (the linker may put other per-CPU variables of the module both before
+ * and after the page-aligned one).
+ */
+#define KVM_ISOLATION_PERCPU_RESERVE	(4 * PAGE_SIZE)
+
 DECLARE_STATIC_KEY_FALSE(kvm_isolation_enabled);
 DECLARE_PER_CPU_PAGE_ALIGNED(struct kvm_isolation_cpu, kvm_isolation_cpu);
 extern bool kvm_isolation_page_fault_stack;
@@ -118,6 +144,7 @@ static __always_inline bool kvm_isolation(void)
 int kvm_isolation_setup(struct module *kvm, const void *vendor_ops);
 void kvm_isolation_teardown(void);
 int kvm_isolation_task_struct_size(int size);
+size_t kvm_isolation_exclusive_size(size_t size);
 
 struct kvm_isolation *kvm_isolation_create(const char *name);
 bool kvm_isolation_destroy(struct kvm_isolation *iso);
@@ -222,6 +249,14 @@ static inline int kvm_isolation_task_struct_size(int size)
 {
 	return size;
 }
+
+static inline size_t kvm_isolation_exclusive_size(size_t size)
+{
+	return size;
+}
+
+#define KVM_ISOLATION_MODULE_PERCPU_PAGES()
+#define KVM_ISOLATION_PERCPU_RESERVE	0
 
 static __always_inline void kvm_isolation_interrupt(void) {}
 
