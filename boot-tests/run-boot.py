@@ -32,7 +32,9 @@ BADNESS = re.compile(
     r'rcu.*stall|blocked for more than|double fault|segfault at|'
     # Isolation's safety net caught an access to unmapped data: a path that
     # should have left isolation first.
-    r'KVM isolation: page fault')
+    r'KVM isolation: page fault|'
+    # The audit at a VM's end found pages the VM may not map.
+    r'isolation audit:')
 
 # Harmless lines that contain one of the words above.
 BENIGN = re.compile(r'asi-init:|Unknown kernel command line|'
@@ -373,6 +375,28 @@ def against_baseline(test, cases, path):
     return out
 
 
+AUDIT_PARAM = re.compile(r'(^|\s)kvm\.isolation_audit=(1|y|Y)(\s|$)')
+AUDITS = re.compile(r'asi-init: isolation audits: (?:(\d+) VMs audited, (\d+) with findings|(.*))')
+
+
+def audit_case(append, lines):
+    """With kvm.isolation_audit=1, every VM was audited as it went: at
+    least one, and none with a finding (a finding also prints an error)."""
+    if not AUDIT_PARAM.search(append):
+        return []
+    found = [m for m in map(AUDITS.search, lines) if m]
+    if not found:
+        return [ktap.Case('isolation_audit', 'fail', 'no audit report (asi-init did not say)')]
+    m = found[-1]
+    if m.group(3) is not None:
+        return [ktap.Case('isolation_audit', 'skip', m.group(3))]
+    audited, findings = int(m.group(1)), int(m.group(2))
+    if not audited:
+        return [ktap.Case('isolation_audit', 'fail', 'no VM was audited')]
+    return [ktap.Case('isolation_audit', 'fail' if findings else 'pass',
+                      f'{audited} VMs audited, {findings} with findings')]
+
+
 def write_boot_ktap(path, name, cases):
     with open(path, 'w') as f:
         f.write(f'KTAP version 1\n# {name}\n1..{len(cases)}\n')
@@ -424,6 +448,7 @@ def main():
         else:
             cases += test_cases(t, text, trc)
 
+    cases += audit_case(a.append, lines)
     bad = console_problems(lines, a.allow_trace)
     cases.append(ktap.Case('console_clean', 'fail' if bad else 'pass',
                            f'{len(bad)} bad lines, first: {bad[0]}' if bad else ''))

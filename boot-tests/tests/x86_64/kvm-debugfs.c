@@ -5,7 +5,9 @@
  * is empty, the ranges list holds the VM's, vCPU's and task's structures
  * while the VM exists and nothing of it afterwards, the ptdump view parses
  * and its totals match the stats and lie within the ranges, and the
- * tracepoints fire once per enter and exit.
+ * tracepoints fire once per enter and exit.  With kvm.isolation_audit=1,
+ * the audit at a VM's end finds a page planted shared in it (its positive
+ * control) and counts no finding for it.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -179,6 +181,45 @@ static long ptdump_total(const char *text, const char *inst, struct region *r, i
 	return total;
 }
 
+/* A number a debugfs file holds, or -1. */
+static long read_long(const char *path)
+{
+	char *text = slurp(path);
+	long n = text ? strtol(text, NULL, 10) : -1;
+
+	free(text);
+	return n;
+}
+
+/*
+ * The audit's positive control: a VM created after "audit_control" maps a
+ * small object on a page it shares with others, and its audit as it goes
+ * must find that page alone.
+ */
+static void audit_control(void)
+{
+	long controls = read_long(ISO_DIR "/audit_controls");
+	long findings = read_long(ISO_DIR "/audit_findings");
+	struct guest g = { .vm_fd = -1, .kvm_fd = -1 };
+	int ok;
+
+	if (!cmdline_has("kvm.isolation_audit=1")) {
+		ktap_diag("no kvm.isolation_audit=1 on the command line");
+		ktap_skip("audit_flags_a_page_planted_shared");
+		return;
+	}
+	ok = controls >= 0 && write_str(ISO_DIR "/check", "audit_control") &&
+	     !guest_create(&g, dbg_guest_start, dbg_guest_end - dbg_guest_start) &&
+	     !guest_add_vcpu(&g) && run_guest(&g);
+	guest_destroy(&g);
+	ktap_diag("audit controls found %ld -> %ld, findings %ld -> %ld", controls,
+		  read_long(ISO_DIR "/audit_controls"), findings,
+		  read_long(ISO_DIR "/audit_findings"));
+	ktap_result(ok && read_long(ISO_DIR "/audit_controls") == controls + 1 &&
+		    read_long(ISO_DIR "/audit_findings") == findings,
+		    "audit_flags_a_page_planted_shared");
+}
+
 static int count(const char *text, const char *needle)
 {
 	int n = 0;
@@ -208,7 +249,7 @@ int main(void)
 		ktap_skip_all("isolation not enabled on this boot");
 	if (guest_create(&g, dbg_guest_start, dbg_guest_end - dbg_guest_start) || guest_add_vcpu(&g))
 		ktap_skip_all("cannot create a VM");
-	ktap_plan(9);
+	ktap_plan(10);
 
 	/* stats: every enter has its exit, and the exits have their causes. */
 	iso_reset_stats();
@@ -309,6 +350,7 @@ int main(void)
 	ktap_result(ranges && !strstr(ranges, key), "ranges_empty_after_destroy");
 	iso_read_stats(&s);
 	ktap_result(iso_stat(&s, "instances") == 1, "only_core_left");
+	audit_control();
 	free(ranges);
 	free(ptdump);
 	free(trace);

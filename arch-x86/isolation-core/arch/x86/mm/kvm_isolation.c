@@ -1251,6 +1251,8 @@ static void iso_audit_owners(struct seq_file *m, struct kvm_isolation *iso, unsi
  * too; without it there, isolation warns that both share their pages.
  */
 static bool iso_whole_pages __ro_after_init;
+/* And the task struct cache has no debugging metadata between tasks. */
+static bool iso_tasks_whole __read_mostly;
 
 struct iso_audit {
 	struct kvm_isolation *iso;
@@ -1490,6 +1492,8 @@ unsigned long kvm_isolation_audit(struct kvm_isolation *iso, struct seq_file *m,
 	struct iso_audit a = { .iso = iso, .m = m, .lines = max_lines, .res = res };
 
 	memset(res, 0, sizeof(*res));
+	res->tasks_share = !iso_tasks_whole;
+	res->percpu_shares = !iso_whole_pages;
 	mutex_lock(&iso->lock);
 	iso_audit_table(&a, iso->pgd, KVM_ISOLATION_PGD, 0);
 	iso_audit_tasks(iso, res);
@@ -1889,9 +1893,11 @@ int kvm_isolation_setup(struct module *kvm, const void *vendor_ops)
 		goto err;
 
 	static_branch_enable(&kvm_isolation_enabled);
+	/* The slab puts debugging metadata after each task, when it does. */
+	iso_tasks_whole = iso_whole_pages && PAGE_ALIGNED(current);
 	if (!iso_whole_pages)
 		pr_warn("task structs and SRCU data share their pages: pass kvm.address_space_isolation=1 on the kernel command line to give them pages of their own\n");
-	else if (!PAGE_ALIGNED(current))
+	else if (!iso_tasks_whole)
 		pr_warn("task structs share their pages: the slab adds debugging metadata to them\n");
 	pr_info("Running with isolated address space: core maps %lu KiB, %lu page-table pages\n",
 		iso_mapped_total(iso_core) >> 10, kvm_isolation_pgtable_pages());

@@ -37,6 +37,22 @@ module_param(address_space_isolation, bool, 0444);
 KVM_ISOLATION_MODULE_PERCPU_PAGES();
 
 /*
+ * Audit each VM's address space as the VM goes, when its table is at its
+ * fullest: for tests and for users who want every VM checked.  A finding
+ * is an error on the console; debugfs counts audits and findings.
+ */
+static bool __read_mostly isolation_audit;
+module_param(isolation_audit, bool, 0644);
+static atomic_t kvm_x86_isolation_audits, kvm_x86_isolation_audit_findings;
+/*
+ * "audit_control" written to the check: the next VM maps a small object
+ * of its own, whose page it shares with others, and its audit must find
+ * that page and nothing else.
+ */
+static atomic_t kvm_x86_isolation_audit_control_armed;
+static atomic_t kvm_x86_isolation_audit_controls;
+
+/*
  * Bytes a test planted: the secret somewhere no VM may map, the control in
  * memory every VM maps (its vCPUs' run pages).  Kept in allocations of
  * their own, under kvm_lock: the kvm module's data is mapped.
@@ -77,6 +93,8 @@ struct kvm_x86_isolation {
 	 * (exits that need them fault instead): what is mapped.
 	 */
 	struct xarray optional;
+	/* The audit's positive control: a small object, on a shared page. */
+	void *audit_control;
 };
 
 #ifndef CONFIG_TRACEPOINTS
@@ -377,6 +395,9 @@ static ssize_t kvm_x86_isolation_check_write(struct file *file, const char __use
 		ret = kvm_x86_isolation_set_needle(&check_secret, hex);
 	} else if (sscanf(str, "control %129s", hex) == 1) {
 		ret = kvm_x86_isolation_set_needle(&check_control, hex);
+	} else if (!strcmp(strim(str), "audit_control")) {
+		atomic_set(&kvm_x86_isolation_audit_control_armed, 1);
+		ret = 0;
 	}
 	memzero_explicit(str, sizeof(str));
 	memzero_explicit(hex, sizeof(hex));
@@ -392,12 +413,15 @@ static const struct file_operations kvm_x86_isolation_check_fops = {
 	.release = single_release,
 };
 
-/* The statistics, fault log, ranges and the check, under KVM's debugfs. */
+/* The statistics, fault log, ranges, the check and the audit counts, under KVM's debugfs. */
 void kvm_arch_init_debugfs(struct dentry *kvm_dir)
 {
 	struct dentry *dir = kvm_isolation_debugfs_init(kvm_dir);
 
 	debugfs_create_file("check", 0600, dir, NULL, &kvm_x86_isolation_check_fops);
+	debugfs_create_atomic_t("audits", 0444, dir, &kvm_x86_isolation_audits);
+	debugfs_create_atomic_t("audit_findings", 0444, dir, &kvm_x86_isolation_audit_findings);
+	debugfs_create_atomic_t("audit_controls", 0444, dir, &kvm_x86_isolation_audit_controls);
 }
 
 /**
@@ -507,6 +531,54 @@ void kvm_arch_buses_updated(struct kvm *kvm, struct kvm_io_bus *old)
 }
 
 /*
+ * Pages the VM's address space may not map: stray ones, shared ones but
+ * for what this kernel cannot put on pages of their own (task structs
+ * under slab debugging, say), and other tasks' pages when tasks do not
+ * share theirs.
+ */
+static void kvm_x86_isolation_audit(struct kvm_x86_isolation *xi)
+{
+	struct kvm_isolation_audit a;
+	unsigned long shared, others;
+
+	kvm_isolation_audit(xi->iso, NULL, 0, &a);
+	shared = a.shared - (a.percpu_shares ? a.shared_percpu : 0) -
+		 (a.tasks_share ? a.shared_task : 0);
+	others = a.tasks_share ? 0 : a.other_tasks;
+	atomic_inc(&kvm_x86_isolation_audits);
+	if (xi->audit_control) {
+		if (shared == 1 && !a.stray && !others) {
+			atomic_inc(&kvm_x86_isolation_audit_controls);
+			pr_info("audit control: %s: the page planted shared was found\n",
+				kvm_isolation_name(xi->iso));
+			return;
+		}
+		pr_err("isolation audit: %s: the page planted shared was not found alone\n",
+		       kvm_isolation_name(xi->iso));
+	}
+	if (!a.stray && !shared && !others)
+		return;
+	atomic_inc(&kvm_x86_isolation_audit_findings);
+	pr_err("isolation audit: %s maps %lu stray pages, %lu shared pages and %lu other tasks' pages (debugfs kvm/isolation/check names them while a VM runs)\n",
+	       kvm_isolation_name(xi->iso), a.stray, shared, others);
+}
+
+/* Plant the audit's positive control in a new VM, when it is armed. */
+static void kvm_x86_isolation_plant_audit_control(struct kvm_x86_isolation *xi)
+{
+	if (!atomic_xchg(&kvm_x86_isolation_audit_control_armed, 0))
+		return;
+	xi->audit_control = kzalloc(64, GFP_KERNEL_ACCOUNT);
+	if (xi->audit_control &&
+	    kvm_isolation_map(xi->iso, xi->audit_control, 64, KVM_ISOLATION_PTE, "control")) {
+		kfree(xi->audit_control);
+		xi->audit_control = NULL;
+	}
+	if (!xi->audit_control)
+		pr_warn("the audit's control could not be planted\n");
+}
+
+/*
  * Create the VM's isolated address space before user space can reach the
  * VM, with what the VM itself needs: the VM structure, the per-CPU data of
  * its SRCU, its I/O buses and the vendor's data.
@@ -559,6 +631,7 @@ int kvm_arch_vm_postcreate(struct kvm *kvm)
 		ret = static_call(kvm_x86_isolation_map_vm)(kvm);
 	if (ret)
 		goto err_destroy;
+	kvm_x86_isolation_plant_audit_control(xi);
 
 	/* The fault log starts afresh with each VM. */
 	kvm_isolation_reset_fault_log();
@@ -611,6 +684,8 @@ void kvm_x86_isolation_vm_predestroy(struct kvm *kvm)
 
 	if (!xi)
 		return;
+	if (READ_ONCE(isolation_audit))
+		kvm_x86_isolation_audit(xi);
 	mutex_lock(&xi->lock);
 	if (xi->pic)
 		kvm_isolation_unmap(xi->iso, kvm->arch.vpic);
@@ -646,6 +721,7 @@ void kvm_x86_isolation_vm_destroy(struct kvm *kvm)
 	kvm->arch.isolation = NULL;
 	kvm_isolation_destroy(xi->iso);
 	xa_destroy(&xi->optional);
+	kfree(xi->audit_control);
 	kfree(xi);
 }
 

@@ -76,6 +76,9 @@ struct kvm_isolation_audit {
 	unsigned long foreign_bytes;	/* bytes of no mapped object on both */
 	unsigned long tasks;		/* tasks mapped with kvm_isolation_map_task() */
 	unsigned long other_tasks;	/* other tasks with a page mapped */
+	/* What this kernel could not put on pages of their own: */
+	bool tasks_share;		/* task structs (not asked at boot, slab debugging) */
+	bool percpu_shares;		/* dynamic per-CPU data (not asked at boot) */
 };
 
 /* One seen faulting instruction. */
