@@ -203,8 +203,16 @@ static void audit_control(void)
 	struct guest g = { .vm_fd = -1, .kvm_fd = -1 };
 	int ok;
 
-	if (!cmdline_has("kvm.isolation_audit=1")) {
-		ktap_diag("no kvm.isolation_audit=1 on the command line");
+	char on[8] = "";
+	int fd = open("/sys/module/kvm/parameters/isolation_audit", O_RDONLY);
+
+	if (fd >= 0) {
+		if (read(fd, on, sizeof(on) - 1) < 0)
+			on[0] = 0;
+		close(fd);
+	}
+	if (on[0] != 'Y') {
+		ktap_diag("the audit is off (kvm.isolation_audit)");
 		ktap_skip("audit_flags_a_page_planted_shared");
 		return;
 	}

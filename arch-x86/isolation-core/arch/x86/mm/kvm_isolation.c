@@ -841,7 +841,11 @@ err:
 int kvm_isolation_map_percpu(struct kvm_isolation *iso, void __percpu *ptr, size_t size,
 			     const char *owner)
 {
-	/* Dynamic per-CPU data (SRCU's): not on pages of its own yet. */
+	/*
+	 * Dynamic per-CPU data owns its pages only when allocated as whole
+	 * pages (SRCU's, with isolation asked for at boot): a shared page of
+	 * it is counted apart.
+	 */
 	bool dynamic = (void __force *)ptr < (void *)__per_cpu_start ||
 		       (void __force *)ptr >= (void *)__per_cpu_end;
 
@@ -1251,8 +1255,12 @@ static void iso_audit_owners(struct seq_file *m, struct kvm_isolation *iso, unsi
  * too; without it there, isolation warns that both share their pages.
  */
 static bool iso_whole_pages __ro_after_init;
-/* And the task struct cache has no debugging metadata between tasks. */
-static bool iso_tasks_whole __read_mostly;
+/*
+ * Lockdep maps all of the kernel's data, and slab debugging or KASAN puts
+ * metadata beside every slab object: such a kernel tests isolation's
+ * paths, and no object of it owns its pages.
+ */
+static bool iso_debug_shares __read_mostly = IS_ENABLED(CONFIG_LOCKDEP);
 
 struct iso_audit {
 	struct kvm_isolation *iso;
@@ -1492,8 +1500,8 @@ unsigned long kvm_isolation_audit(struct kvm_isolation *iso, struct seq_file *m,
 	struct iso_audit a = { .iso = iso, .m = m, .lines = max_lines, .res = res };
 
 	memset(res, 0, sizeof(*res));
-	res->tasks_share = !iso_tasks_whole;
-	res->percpu_shares = !iso_whole_pages;
+	res->boot_shares = !iso_whole_pages;
+	res->debug_shares = iso_debug_shares;
 	mutex_lock(&iso->lock);
 	iso_audit_table(&a, iso->pgd, KVM_ISOLATION_PGD, 0);
 	iso_audit_tasks(iso, res);
@@ -1846,6 +1854,23 @@ size_t kvm_isolation_exclusive_size(size_t size)
 }
 EXPORT_SYMBOL_GPL(kvm_isolation_exclusive_size);
 
+/*
+ * Does every task struct start a page?  The task cache lays them out so
+ * unless the slab puts debugging metadata after each (slab debugging,
+ * KASAN), which moves all but the first of a slab off their pages.
+ */
+static bool iso_tasks_page_aligned(void)
+{
+	struct task_struct *g, *t;
+	bool aligned = true;
+
+	rcu_read_lock();
+	for_each_process_thread(g, t)
+		aligned &= PAGE_ALIGNED(t);
+	rcu_read_unlock();
+	return aligned;
+}
+
 /**
  * kvm_isolation_setup() - build the core isolated address space and enable isolation
  * @kvm: the kvm module, NULL when KVM is built in
@@ -1893,12 +1918,12 @@ int kvm_isolation_setup(struct module *kvm, const void *vendor_ops)
 		goto err;
 
 	static_branch_enable(&kvm_isolation_enabled);
-	/* The slab puts debugging metadata after each task, when it does. */
-	iso_tasks_whole = iso_whole_pages && PAGE_ALIGNED(current);
-	if (!iso_whole_pages)
+	if (!iso_whole_pages) {
 		pr_warn("task structs and SRCU data share their pages: pass kvm.address_space_isolation=1 on the kernel command line to give them pages of their own\n");
-	else if (!iso_tasks_whole)
-		pr_warn("task structs share their pages: the slab adds debugging metadata to them\n");
+	} else if (!iso_tasks_page_aligned()) {
+		iso_debug_shares = true;
+		pr_warn("slab objects, task structs among them, share their pages: the slab adds debugging metadata beside them\n");
+	}
 	pr_info("Running with isolated address space: core maps %lu KiB, %lu page-table pages\n",
 		iso_mapped_total(iso_core) >> 10, kvm_isolation_pgtable_pages());
 	return 0;

@@ -45,9 +45,9 @@ static bool __read_mostly isolation_audit;
 module_param(isolation_audit, bool, 0644);
 static atomic_t kvm_x86_isolation_audits, kvm_x86_isolation_audit_findings;
 /*
- * "audit_control" written to the check: the next VM maps a small object
- * of its own, whose page it shares with others, and its audit must find
- * that page and nothing else.
+ * "audit_control" written to the check, with the audit on: the next VM
+ * maps a small object of its own, whose page it shares with others, and
+ * its audit must find that page and nothing else.
  */
 static atomic_t kvm_x86_isolation_audit_control_armed;
 static atomic_t kvm_x86_isolation_audit_controls;
@@ -536,37 +536,69 @@ void kvm_arch_buses_updated(struct kvm *kvm, struct kvm_io_bus *old)
  * under slab debugging, say), and other tasks' pages when tasks do not
  * share theirs.
  */
-static void kvm_x86_isolation_audit(struct kvm_x86_isolation *xi)
+struct kvm_x86_isolation_findings {
+	unsigned long stray, shared, others;
+};
+
+static unsigned long kvm_x86_isolation_findings(struct kvm_x86_isolation *xi,
+						struct kvm_x86_isolation_findings *f)
 {
 	struct kvm_isolation_audit a;
-	unsigned long shared, others;
 
 	kvm_isolation_audit(xi->iso, NULL, 0, &a);
-	shared = a.shared - (a.percpu_shares ? a.shared_percpu : 0) -
-		 (a.tasks_share ? a.shared_task : 0);
-	others = a.tasks_share ? 0 : a.other_tasks;
+	f->stray = a.stray;
+	if (a.debug_shares) {
+		f->shared = 0;
+		f->others = 0;
+	} else if (a.boot_shares) {
+		f->shared = a.shared - a.shared_percpu - a.shared_task;
+		f->others = 0;
+	} else {
+		f->shared = a.shared;
+		f->others = a.other_tasks;
+	}
+	return f->stray + f->shared + f->others;
+}
+
+static void kvm_x86_isolation_audit(struct kvm_x86_isolation *xi)
+{
+	struct kvm_x86_isolation_findings f, control;
+	bool found;
+
 	atomic_inc(&kvm_x86_isolation_audits);
+	kvm_x86_isolation_findings(xi, &f);
+	/*
+	 * The control's VM must show its one shared page, and nothing once
+	 * the control is unmapped: then that page was the control's.
+	 */
 	if (xi->audit_control) {
-		if (shared == 1 && !a.stray && !others) {
+		control = f;
+		kvm_isolation_unmap(xi->iso, xi->audit_control);
+		kfree(xi->audit_control);
+		xi->audit_control = NULL;
+		found = control.shared == 1 && !control.stray && !control.others &&
+			!kvm_x86_isolation_findings(xi, &f);
+		if (found) {
 			atomic_inc(&kvm_x86_isolation_audit_controls);
 			pr_info("audit control: %s: the page planted shared was found\n",
 				kvm_isolation_name(xi->iso));
 			return;
 		}
-		pr_err("isolation audit: %s: the page planted shared was not found alone\n",
-		       kvm_isolation_name(xi->iso));
+		pr_err("isolation audit: %s: the page planted shared was not found alone (%lu shared with it)\n",
+		       kvm_isolation_name(xi->iso), control.shared);
 	}
-	if (!a.stray && !shared && !others)
+	if (!f.stray && !f.shared && !f.others)
 		return;
 	atomic_inc(&kvm_x86_isolation_audit_findings);
 	pr_err("isolation audit: %s maps %lu stray pages, %lu shared pages and %lu other tasks' pages (debugfs kvm/isolation/check names them while a VM runs)\n",
-	       kvm_isolation_name(xi->iso), a.stray, shared, others);
+	       kvm_isolation_name(xi->iso), f.stray, f.shared, f.others);
 }
 
 /* Plant the audit's positive control in a new VM, when it is armed. */
 static void kvm_x86_isolation_plant_audit_control(struct kvm_x86_isolation *xi)
 {
-	if (!atomic_xchg(&kvm_x86_isolation_audit_control_armed, 0))
+	if (!READ_ONCE(isolation_audit) ||
+	    !atomic_xchg(&kvm_x86_isolation_audit_control_armed, 0))
 		return;
 	xi->audit_control = kzalloc(64, GFP_KERNEL_ACCOUNT);
 	if (xi->audit_control &&

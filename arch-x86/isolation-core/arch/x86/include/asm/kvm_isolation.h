@@ -76,9 +76,9 @@ struct kvm_isolation_audit {
 	unsigned long foreign_bytes;	/* bytes of no mapped object on both */
 	unsigned long tasks;		/* tasks mapped with kvm_isolation_map_task() */
 	unsigned long other_tasks;	/* other tasks with a page mapped */
-	/* What this kernel could not put on pages of their own: */
-	bool tasks_share;		/* task structs (not asked at boot, slab debugging) */
-	bool percpu_shares;		/* dynamic per-CPU data (not asked at boot) */
+	/* What this kernel cannot put on pages of their own: */
+	bool boot_shares;		/* tasks, dynamic per-CPU data: not asked at boot */
+	bool debug_shares;		/* anything: lockdep maps all data, slab debugging */
 };
 
 /* One seen faulting instruction. */
@@ -130,9 +130,10 @@ struct kvm_isolation_percpu_pages { } __aligned(PAGE_SIZE);
  * Pages the first per-CPU chunk reserves for modules beyond the usual 8 KiB:
  * the kvm module's and the vendor module's whole pages, at most two each
  * (the linker may put other per-CPU variables of the module both before
- * and after the page-aligned one).
+ * and after the page-aligned one), and one because the reserve starts
+ * wherever the kernel's static per-CPU data ends.
  */
-#define KVM_ISOLATION_PERCPU_RESERVE	(4 * PAGE_SIZE)
+#define KVM_ISOLATION_PERCPU_RESERVE	(IS_ENABLED(CONFIG_MODULES) ? 5 * PAGE_SIZE : 0)
 
 DECLARE_STATIC_KEY_FALSE(kvm_isolation_enabled);
 DECLARE_PER_CPU_PAGE_ALIGNED(struct kvm_isolation_cpu, kvm_isolation_cpu);
