@@ -62,9 +62,6 @@ BOOTS+=("$RESULTS/cross-check.ktap")
 NPT=qemu64,+svm,+npt
 SHADOW=qemu64,+svm
 ARM64=max,pauth-impdef=on
-# Isolation on, and every VM's address space audited as the VM goes (each
-# boot's isolation_audit case: at least one VM audited, no finding).
-ISO="kvm.address_space_isolation=1 kvm.isolation_audit=1"
 # Console lines that start stack traces the tests cause on purpose.
 NMI_TRACES=(--allow-trace "NMI backtrace for cpu" --allow-trace "sysrq: Show backtrace")
 

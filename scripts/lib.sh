@@ -17,6 +17,9 @@ VMX_SELFTESTS='^x86_64/(vmx_([a-oq-z]|pmu)|evmcs_test|nested_)'
 # verdict on that CPU: make check runs them this long, for what they
 # exercise, not 90 s.
 SELFTEST_NO_VERDICT_SECS=20
+# Isolation on, and every VM's address space audited as the VM goes (each
+# boot's isolation_audit case: at least one VM audited, no finding).
+ISO="kvm.address_space_isolation=1 kvm.isolation_audit=1"
 NPROC=$(nproc)
 
 # Components applied on top of the pristine tree, in this order.

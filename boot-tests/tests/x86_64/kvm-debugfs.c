@@ -200,18 +200,12 @@ static void audit_control(void)
 {
 	long controls = read_long(ISO_DIR "/audit_controls");
 	long findings = read_long(ISO_DIR "/audit_findings");
+	char *on = slurp("/sys/module/kvm/parameters/isolation_audit");
 	struct guest g = { .vm_fd = -1, .kvm_fd = -1 };
-	int ok;
+	int ok = on && on[0] == 'Y';
 
-	char on[8] = "";
-	int fd = open("/sys/module/kvm/parameters/isolation_audit", O_RDONLY);
-
-	if (fd >= 0) {
-		if (read(fd, on, sizeof(on) - 1) < 0)
-			on[0] = 0;
-		close(fd);
-	}
-	if (on[0] != 'Y') {
+	free(on);
+	if (!ok) {
 		ktap_diag("the audit is off (kvm.isolation_audit)");
 		ktap_skip("audit_flags_a_page_planted_shared");
 		return;

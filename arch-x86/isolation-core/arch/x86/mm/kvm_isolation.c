@@ -1834,7 +1834,7 @@ early_param("kvm.address_space_isolation", iso_parse_cmdline);
  */
 int __init kvm_isolation_task_struct_size(int size)
 {
-	return iso_whole_pages ? PAGE_ALIGN(size) : size;
+	return kvm_isolation_exclusive_size(size);
 }
 
 /**
