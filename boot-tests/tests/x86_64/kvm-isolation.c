@@ -16,7 +16,9 @@
  * their share is reported but cannot be held to the target.  Port I/O
  * exits give the next RIP anyway, so the PIC loop can.
  */
+#define _GNU_SOURCE
 #include <errno.h>
+#include <sched.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -87,13 +89,13 @@ struct bus_swapper {
 	atomic_int done;
 };
 
-static void *swap_buses(void *arg)
+/* Assign or deassign an ioeventfd until @s has made @n swaps, or fails. */
+static void swap_buses_upto(struct bus_swapper *s, int n)
 {
-	struct bus_swapper *s = arg;
 	int efd = eventfd(0, EFD_NONBLOCK);
 	struct kvm_ioeventfd ioev = { .addr = BUS_SWAP_PORT, .len = 1, .fd = efd };
 
-	while (efd >= 0 && s->swaps < BUS_SWAPS) {
+	while (efd >= 0 && s->swaps < n) {
 		ioev.flags = KVM_IOEVENTFD_FLAG_PIO |
 			     (s->swaps & 1 ? KVM_IOEVENTFD_FLAG_DEASSIGN : 0);
 		if (ioctl(s->vm_fd, KVM_IOEVENTFD, &ioev))
@@ -102,6 +104,13 @@ static void *swap_buses(void *arg)
 	}
 	if (efd >= 0)
 		close(efd);
+}
+
+static void *swap_buses(void *arg)
+{
+	struct bus_swapper *s = arg;
+
+	swap_buses_upto(s, BUS_SWAPS);
 	atomic_store(&s->done, 1);
 	return NULL;
 }
@@ -152,6 +161,14 @@ GUEST_CODE(svme_guest,
 GUEST_CODE(shutdown_guest,
 	"ud2\n");
 
+/* Spins, with an exit to user space every two million iterations. */
+GUEST_CODE(spin_guest,
+	"1: mov $2000000, %r8d\n"
+	"2: dec %r8d\n"
+	"jnz 2b\n"
+	"out %al, $0xe0\n"
+	"jmp 1b\n");
+
 static int run_until(struct guest *g, uint32_t reason)
 {
 	int ret = guest_run(g, 0);
@@ -190,6 +207,141 @@ static bool mostly_inside(const struct iso_stats *before, const char *what, int 
 		  (long long)moved(before, "exits_emulate"), (long long)moved(before, "exits_io"),
 		  (long long)moved(before, "exits_interrupt"));
 	return enters >= 1 && inside + outside >= exits && inside * 10 >= (inside + outside) * 9;
+}
+
+/* Function-call and TLB-shootdown interrupts @cpu took, from /proc/interrupts. */
+static long long call_ipis(int cpu)
+{
+	FILE *f = fopen("/proc/interrupts", "r");
+	long long total = 0, v;
+	char line[4096], name[16];
+	int i, n;
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		char *p = line;
+
+		if (sscanf(p, " %15s%n", name, &n) != 1 ||
+		    (strcmp(name, "CAL:") && strcmp(name, "TLB:")))
+			continue;
+		p += n;
+		for (i = 0; i <= cpu && sscanf(p, " %lld%n", &v, &n) == 1; i++)
+			p += n;
+		if (i == cpu + 1)
+			total += v;
+	}
+	fclose(f);
+	return total;
+}
+
+/* Run the calling thread on @cpu only, or on every CPU when @cpu is -1. */
+static void pin_to_cpu(int cpu)
+{
+	cpu_set_t set;
+	int i;
+
+	CPU_ZERO(&set);
+	for (i = 0; i < CPU_SETSIZE; i++)
+		if (cpu < 0 || i == cpu)
+			CPU_SET(i, &set);
+	sched_setaffinity(0, sizeof(set), &set);
+}
+
+struct spinner {
+	struct guest *g;
+	atomic_int runs, stop, failed;
+};
+
+/* VM A's vCPU, on CPU 1, in guest mode (isolated) nearly all the time. */
+static void *spin_vcpu(void *arg)
+{
+	struct spinner *s = arg;
+
+	pin_to_cpu(1);
+	while (!atomic_load(&s->stop)) {
+		if (guest_run(s->g, 0) || s->g->vcpu[0].run->exit_reason != KVM_EXIT_IO) {
+			atomic_store(&s->failed, 1);
+			break;
+		}
+		atomic_fetch_add(&s->runs, 1);
+	}
+	return NULL;
+}
+
+/* Replace @vm_fd's PIO bus @n times; each unmaps the old bus from the VM. */
+static int swap_bus(int vm_fd, int n)
+{
+	struct bus_swapper s = { .vm_fd = vm_fd };
+
+	swap_buses_upto(&s, n);
+	return s.swaps == n;
+}
+
+/*
+ * An unmap in one VM's table flushes only the CPUs running that VM: VM A's
+ * vCPU spins on CPU 1 while this thread, on CPU 0, replaces VM B's I/O bus
+ * N times, then (the positive control) VM A's.  CPU 1's function-call and
+ * TLB-shootdown interrupts in /proc/interrupts are the referee: B's unmaps
+ * must not reach it (a flush of every CPU would), A's must.
+ */
+#define UNMAP_SWAPS	200
+
+static void check_unmap_ipis(bool expected)
+{
+	struct iso_stats before;
+	struct spinner s = { 0 };
+	struct guest a, b;
+	long long ipis_b, ipis_a, c0;
+	int64_t own_b, own_a;
+	bool started;
+	pthread_t t;
+	int ok;
+
+	if (!expected || sysconf(_SC_NPROCESSORS_ONLN) < 2) {
+		ktap_skip("unmap_in_other_vm_sends_no_ipi (%s)",
+			  expected ? "needs two CPUs" : "isolation off");
+		ktap_skip("unmap_in_running_vm_interrupts_its_cpu (%s)",
+			  expected ? "needs two CPUs" : "isolation off");
+		return;
+	}
+	ok = guest_create(&a, spin_guest_start, spin_guest_end - spin_guest_start) == 0 &&
+	     guest_add_vcpu(&a) == 0;
+	ok = guest_create(&b, spin_guest_start, spin_guest_end - spin_guest_start) == 0 && ok;
+	s.g = &a;
+	pin_to_cpu(0);
+	started = ok && pthread_create(&t, NULL, spin_vcpu, &s) == 0;
+	ok = started;
+	while (ok && !atomic_load(&s.runs) && !atomic_load(&s.failed))
+		usleep(10000);
+
+	iso_read_stats(&before);
+	c0 = call_ipis(1);
+	ok = ok && swap_bus(b.vm_fd, UNMAP_SWAPS);
+	ipis_b = call_ipis(1) - c0;
+	own_b = moved(&before, "flush_ipis");
+
+	iso_read_stats(&before);
+	c0 = call_ipis(1);
+	ok = ok && swap_bus(a.vm_fd, UNMAP_SWAPS);
+	ipis_a = call_ipis(1) - c0;
+	own_a = moved(&before, "flush_ipis");
+
+	atomic_store(&s.stop, 1);
+	if (started)
+		pthread_join(t, NULL);
+	ok = ok && !atomic_load(&s.failed);
+	ktap_diag("%d unmaps in VM B (not running): CPU 1 took %lld call/TLB interrupts, %lld isolation flush IPIs",
+		  UNMAP_SWAPS, ipis_b, (long long)own_b);
+	ktap_diag("%d unmaps in VM A (running on CPU 1): CPU 1 took %lld call/TLB interrupts, %lld isolation flush IPIs; %d runs of A",
+		  UNMAP_SWAPS, ipis_a, (long long)own_a, atomic_load(&s.runs));
+	ktap_result(ok && ipis_b >= 0 && ipis_b <= UNMAP_SWAPS / 10 && own_b == 0,
+		    "unmap_in_other_vm_sends_no_ipi");
+	ktap_result(ok && ipis_a >= UNMAP_SWAPS / 4 && own_a >= UNMAP_SWAPS / 4,
+		    "unmap_in_running_vm_interrupts_its_cpu");
+	pin_to_cpu(-1);
+	guest_destroy(&b);
+	guest_destroy(&a);
 }
 
 /* Did the kernel log @text?  Reads the log through /dev/kmsg. */
@@ -280,7 +432,7 @@ int main(void)
 	bool expected = iso_expected(), have_stats;
 	/* The CPU gives the next RIP: VMX always, SVM with NRIP save. */
 	bool next_rip = cpu_has_flag("nrip_save") || cpu_has_flag("vmx");
-	int64_t enabled, user_exits, resets, canaries, checks, mismatches;
+	int64_t enabled, user_exits, resets, canaries, checks, mismatches, flushes, enters;
 	bool armed;
 	long long flushes_before;
 	struct kvm_ioeventfd ioev;
@@ -291,7 +443,7 @@ int main(void)
 
 	if (guest_create(&g, iso_guest_start, iso_guest_end - iso_guest_start) == -ENOENT)
 		kvm_missing();
-	ktap_plan(17);
+	ktap_plan(20);
 	ok = guest_add_vcpu(&g) == 0;
 	have_stats = iso_read_stats(&before);
 	ktap_diag("isolation %s (kvm.address_space_isolation=1 %s, pti=on %s)",
@@ -425,6 +577,8 @@ int main(void)
 		close(efd);
 	guest_destroy(&p);
 
+	check_unmap_ipis(expected);
+
 	/* Exits to user space leave isolation each time. */
 	iso_read_stats(&before);
 	for (i = PIO_EXITS, ok = 1; i > 0 && ok; i--)
@@ -436,6 +590,21 @@ int main(void)
 		  PIO_EXITS, (long long)user_exits);
 	/* Some exits leave earlier, for an interrupt. */
 	ktap_result(expected ? user_exits >= PIO_EXITS * 9 / 10 : user_exits == 0, "user_exits_leave");
+	/*
+	 * Each of those re-entered the same VM: with PCIDs its restricted PCID
+	 * still holds its translations, so few entries flush; without, every
+	 * CR3 write flushes.
+	 */
+	flushes = moved(&before, "tlb_flushes");
+	enters = moved(&before, "enters");
+	ktap_diag("%s: %lld entries, %lld flushed the restricted PCID",
+		  cpu_has_flag("pcid") ? "PCID" : "no PCID", (long long)enters, (long long)flushes);
+	if (!expected)
+		ktap_result(enters == 0 && flushes == 0, "tlb_flushes_never_counted");
+	else if (cpu_has_flag("pcid"))
+		ktap_result(enters >= PIO_EXITS / 2 && flushes * 4 <= enters, "restricted_pcid_kept_across_entries");
+	else
+		ktap_result(enters >= PIO_EXITS / 2 && flushes == enters, "every_entry_flushes_without_pcid");
 
 	/*
 	 * A guest that uses VMX or SVM itself runs without isolation: nested

@@ -2,12 +2,9 @@
 /*
  * KVM address space isolation: restricted kernel page tables.
  *
- * An isolation instance is an mm_struct whose PGD is a PTI PGD pair.  The
- * kernel half maps the whole kernel like any mm's does; the user half holds
- * the restricted table, which maps only what KVM needs to handle VM-exits.
- * While isolated, CR3 selects the user half, so the paranoid entry path of
- * NMI, #MC and #DB switches to the kernel half -- full kernel mappings --
- * exactly as it does when those arrive from user space with PTI.
+ * An isolation instance is a PGD of its own, the restricted table, which
+ * maps only what KVM needs to handle VM-exits.  It is not an mm: switching
+ * to it writes CR3 while the task's mm stays loaded (kvm_isolation_switch.c).
  *
  * The restricted table copies ranges of the kernel page table (init_mm) at a
  * level chosen per range: at that level the kernel's entry is referenced as
@@ -58,6 +55,7 @@ static LIST_HEAD(iso_instances);		/* every instance, for reports */
 static DEFINE_MUTEX(iso_instances_lock);
 static atomic_t iso_nr_shared_users;	/* instances referencing iso_core */
 static atomic_long_t iso_total_ptpages;
+static atomic64_t iso_next_id;		/* instance ids, for PCID slots */
 
 DEFINE_STATIC_KEY_FALSE(kvm_isolation_enabled);
 EXPORT_SYMBOL_GPL(kvm_isolation_enabled);
@@ -431,13 +429,59 @@ static void iso_clear(struct kvm_isolation *iso, struct iso_range *skip, unsigne
 	}
 }
 
-/* Free unlinked pages once no TLB can walk them: flush [first, last] first. */
+static void iso_flush_ipi(void *unused)
+{
+	/* The interrupt left isolation: the next entry sees the new generation. */
+	this_cpu_inc(kvm_isolation_cpu.stats.flush_ipis);
+}
+
+/*
+ * Make every CPU drop what it cached of @iso's table, which lost entries.
+ * A new TLB generation makes each CPU flush its PCID for @iso the next time
+ * it enters @iso; only CPUs on @iso right now get an IPI, whose interrupt
+ * leaves isolation, and it is waited for.  Other CPUs, including those
+ * running other VMs, are not disturbed.  Sleeps.
+ */
+static void iso_flush_tlb(struct kvm_isolation *iso)
+{
+	cpumask_var_t cpus;
+	int cpu;
+
+	atomic64_inc(&iso->tlb_gen);
+	/* Pairs with kvm_isolation_enter(). */
+	smp_mb__after_atomic();
+	if (!zalloc_cpumask_var(&cpus, GFP_KERNEL)) {
+		/* No room for a mask: every CPU then. */
+		on_each_cpu(iso_flush_ipi, NULL, true);
+		return;
+	}
+	for_each_online_cpu(cpu)
+		if (READ_ONCE(per_cpu(kvm_isolation_cpu, cpu).iso) == iso)
+			__cpumask_set_cpu(cpu, cpus);
+	if (!cpumask_empty(cpus)) {
+		preempt_disable();
+		/* Not this CPU: the caller is not isolated, it maps and unmaps. */
+		smp_call_function_many(cpus, iso_flush_ipi, NULL, true);
+		preempt_enable();
+	}
+	free_cpumask_var(cpus);
+}
+
+/*
+ * Free unlinked pages once no TLB can walk them: flush [first, last] first.
+ * A VM's table is flushed where it may be cached, the CPUs that run it; the
+ * core, which changes only while no VM exists, and the tests' instances,
+ * which are never loaded, the way kernel mappings are.
+ */
 static void iso_free_unlinked(struct kvm_isolation *iso, struct list_head *freed,
 			      unsigned long first, unsigned long last)
 {
 	struct iso_ptpage *pt, *tmp;
 
-	flush_tlb_kernel_range(first, last);
+	if (iso->shared)
+		iso_flush_tlb(iso);
+	else
+		flush_tlb_kernel_range(first, last);
 	list_for_each_entry_safe(pt, tmp, freed, list)
 		iso_free_ptpage(iso, pt);
 }
@@ -876,16 +920,19 @@ static struct kvm_isolation *iso_create(struct kvm_isolation *shared, gfp_t gfp,
 	iso = kzalloc(sizeof(*iso), gfp);
 	if (!iso)
 		return NULL;
-	/* A user mm gives a PGD pair whose kernel half tracks init_mm. */
-	iso->mm = mm_alloc();
-	if (!iso->mm) {
+	/*
+	 * PGD_ALLOCATION_ORDER pages: with PTI the table is then the first
+	 * of a pair, whose CR3 never has PTI_USER_PGTABLE_BIT set, so PTI's
+	 * entry code never mistakes it for a user CR3 to adjust.
+	 */
+	iso->pgd = (pgd_t *)__get_free_pages(gfp | __GFP_ZERO, PGD_ALLOCATION_ORDER);
+	if (!iso->pgd) {
 		kfree(iso);
 		return NULL;
 	}
-	iso->pgd = kernel_to_user_pgdp(iso->mm->pgd);
 	iso->pgd_pa = __pa(iso->pgd);
-	/* PTI's entries in the user half are not ours to keep. */
-	memset(iso->pgd + KERNEL_PGD_BOUNDARY, 0, KERNEL_PGD_PTRS * sizeof(pgd_t));
+	iso->id = atomic64_inc_return(&iso_next_id);
+	atomic64_set(&iso->tlb_gen, 1);
 	iso->gfp = gfp;
 	iso->kasan_shadow = IS_ENABLED(CONFIG_KASAN_GENERIC);
 	mutex_init(&iso->lock);
@@ -925,7 +972,7 @@ struct kvm_isolation *kvm_isolation_create(const char *name)
 }
 EXPORT_SYMBOL_GPL(kvm_isolation_create);
 
-/* A CPU that has @iso loaded or may switch back to it, or -1. */
+/* A CPU that has @iso loaded, or -1. */
 static int iso_loaded_on(struct kvm_isolation *iso)
 {
 	int cpu;
@@ -933,9 +980,7 @@ static int iso_loaded_on(struct kvm_isolation *iso)
 	for_each_possible_cpu(cpu)
 		if (READ_ONCE(per_cpu(kvm_isolation_cpu, cpu).iso) == iso)
 			return cpu;
-	/* switch_mm_irqs_off() clears a CPU's bit when it switches away. */
-	cpu = cpumask_first(mm_cpumask(iso->mm));
-	return cpu < nr_cpu_ids ? cpu : -1;
+	return -1;
 }
 
 /**
@@ -944,9 +989,9 @@ static int iso_loaded_on(struct kvm_isolation *iso)
  *
  * Frees every page-table page the instance owns and every range it tracks.
  * No TLB flush is needed: a CPU that ran @iso keeps its translations and
- * paging-structure caches only under the PCID its mm had there, and
- * switch_mm_irqs_off() flushes that PCID before any other mm uses it (an
- * mm's ctx_id is never reused).  Without PCIDs every CR3 write flushed them.
+ * paging-structure caches only under the restricted PCID it gave @iso, and
+ * that PCID is flushed before it serves another instance (instance ids are
+ * never reused).  Without PCIDs every CR3 write flushes them.
  *
  * Return: true when freed; false when a CPU still has @iso loaded, a bug:
  * the instance is then left allocated rather than freed under that CPU.
@@ -979,7 +1024,7 @@ bool kvm_isolation_destroy(struct kvm_isolation *iso)
 	xa_destroy(&iso->ptpages);
 	if (iso->shared)
 		atomic_dec(&iso_nr_shared_users);
-	mmput(iso->mm);
+	free_pages((unsigned long)iso->pgd, PGD_ALLOCATION_ORDER);
 	atomic_long_sub(1 << PGD_ALLOCATION_ORDER, &iso_total_ptpages);
 	kfree(iso);
 	return true;
@@ -989,8 +1034,8 @@ EXPORT_SYMBOL_GPL(kvm_isolation_destroy);
 /**
  * kvm_isolation_pgtable_pages() - page-table pages owned by isolation
  *
- * Return: the number of pages of every instance's PGD pair and directory
- * pages, core included.
+ * Return: the number of pages of every instance's PGD and directory pages,
+ * core included.
  */
 unsigned long kvm_isolation_pgtable_pages(void)
 {
@@ -1547,8 +1592,8 @@ EXPORT_SYMBOL_GPL(kvm_isolation_find);
  * kvm_isolation_ptdump() - dump every isolated address space with ptdump
  * @m: the seq_file of /sys/kernel/debug/page_tables/kvm_isolation
  *
- * The restricted table of each instance, core first, is the user half of
- * its mm's PGD pair: ptdump walks it as it walks current_user.
+ * The restricted table of each instance, core first, walked as ptdump
+ * walks the kernel's.
  */
 void kvm_isolation_ptdump(struct seq_file *m)
 {
@@ -1558,7 +1603,7 @@ void kvm_isolation_ptdump(struct seq_file *m)
 	list_for_each_entry(iso, &iso_instances, list) {
 		seq_printf(m, "---[ KVM isolation: %s ]---\n", iso->name);
 		mutex_lock(&iso->lock);
-		ptdump_walk_pgd_level_debugfs(m, iso->mm, true);
+		ptdump_walk_pgd_table_debugfs(m, iso->pgd);
 		mutex_unlock(&iso->lock);
 	}
 	mutex_unlock(&iso_instances_lock);

@@ -6,6 +6,7 @@
 #ifndef __X86_MM_KVM_ISOLATION_H
 #define __X86_MM_KVM_ISOLATION_H
 
+#include <linux/atomic.h>
 #include <linux/list.h>
 #include <linux/mutex.h>
 #include <linux/xarray.h>
@@ -52,9 +53,10 @@ struct iso_range {
 struct kvm_isolation {
 	struct list_head list;		/* on iso_instances */
 	char name[24];			/* "core", or the VM's stats id */
-	struct mm_struct *mm;
-	pgd_t *pgd;			/* restricted table: user half of mm->pgd */
-	unsigned long pgd_pa;		/* its physical address, for CR3 checks */
+	u64 id;				/* never reused: names it in PCID slots */
+	atomic64_t tlb_gen;		/* raised by each flush of its table */
+	pgd_t *pgd;			/* the restricted table */
+	unsigned long pgd_pa;		/* its physical address, for CR3 */
 	struct kvm_isolation *shared;	/* the core, whose pages we reference */
 	gfp_t gfp;
 	bool kasan_shadow;		/* map each range's KASAN shadow too */

@@ -478,18 +478,21 @@ static void iso_test_free_all(struct kunit *test)
 	vfree(v);
 }
 
-/* An instance a CPU may still switch back to is not freed under it. */
+/* An instance a CPU has loaded is not freed under it. */
 static void iso_test_destroy_loaded(struct kunit *test)
 {
 	unsigned long before = kvm_isolation_pgtable_pages();
 	struct kvm_isolation *iso = iso_test_create(test, NULL);
 	int cpu = cpumask_last(cpu_online_mask);
 
-	/* As if @cpu had switched to it and not back. */
-	cpumask_set_cpu(cpu, mm_cpumask(iso->mm));
+	/*
+	 * As if @cpu had entered it and not left.  Only the owner; with no
+	 * restricted CR3 recorded, nothing on @cpu acts on it.
+	 */
+	WRITE_ONCE(per_cpu(kvm_isolation_cpu, cpu).iso, iso);
 	KUNIT_EXPECT_FALSE(test, kvm_isolation_destroy(iso));
 	KUNIT_EXPECT_GT(test, kvm_isolation_pgtable_pages(), before);
-	cpumask_clear_cpu(cpu, mm_cpumask(iso->mm));
+	WRITE_ONCE(per_cpu(kvm_isolation_cpu, cpu).iso, NULL);
 	KUNIT_EXPECT_TRUE(test, kvm_isolation_destroy(iso));
 	KUNIT_EXPECT_EQ(test, kvm_isolation_pgtable_pages(), before);
 }

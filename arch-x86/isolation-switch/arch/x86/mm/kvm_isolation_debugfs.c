@@ -51,6 +51,8 @@ static int iso_stats_show(struct seq_file *m, void *v)
 	seq_printf(m, "vmexits_outside %llu\n", s.vmexits_outside);
 	seq_printf(m, "l1d_flush_requests %llu\n", s.l1d_flush_requests);
 	seq_printf(m, "paranoid_trips %llu\n", s.paranoid_trips);
+	seq_printf(m, "tlb_flushes %llu\n", s.tlb_flushes);
+	seq_printf(m, "flush_ipis %llu\n", s.flush_ipis);
 	seq_printf(m, "canary_faults %llu\n", s.canary_faults);
 	seq_printf(m, "cr3_checks %llu\n", s.cr3_checks);
 	seq_printf(m, "cr3_mismatches %llu\n", s.cr3_mismatches);

@@ -4,15 +4,22 @@
  * table, leaving it on interrupts and page faults, and the isolation fault
  * log.
  *
- * Entering switches to the instance's mm with the kernel's TLB code, which
- * loads the kernel half of its PGD pair (full kernel mappings), then flips
- * CR3 to the user half, the restricted table, the way the PTI return to
- * user space does.  Leaving flips back first and switches mm on full
- * mappings.  In between, NMI, #MC and #DB go through the paranoid entry
- * path, which sees the user-half bit in CR3, runs the handler on the kernel
- * half and restores CR3 on return.  Interrupts and page faults from kernel
- * mode do not switch CR3, so they leave isolation themselves: interrupts in
- * the IDTENTRY wrappers, page faults first thing in exc_page_fault().
+ * The restricted table is a PGD of its own.  Entering writes its CR3 while
+ * the task's mm stays loaded (cpu_tlbstate.loaded_mm is never changed), and
+ * leaving writes back the CR3 entering found.  With PCIDs each CPU keeps a
+ * few restricted PCIDs, each remembering which instance, at which TLB
+ * generation, it last held: re-entering the same instance does not flush,
+ * an unmap in it (a new generation, iso_flush_tlb()) or a kernel-wide flush
+ * does.
+ *
+ * Anything that arrives while isolated recognises this CPU's restricted CR3
+ * (kvm_isolation_cpu.cr3) and moves to full mappings before touching
+ * memory the restricted table does not map: interrupts leave isolation in
+ * the IDTENTRY wrappers, page faults first thing in exc_page_fault(), and
+ * NMI, #MC and #DB switch to full mappings for the handler and back, and
+ * request an L1D flush before the next VM-entry.  This does not depend on
+ * PTI: the restricted PGD is never a PTI user half (its CR3 never has
+ * PTI_USER_PGTABLE_BIT set), so PTI's paranoid entry leaves it alone.
  *
  * All state is per CPU: KVM enters with preemption disabled, and leaves
  * before the task can be scheduled out (kvm_sched_out() -> vcpu put).
@@ -22,7 +29,6 @@
 
 #include <linux/kallsyms.h>
 #include <linux/mm.h>
-#include <linux/mmu_context.h>
 #include <linux/mutex.h>
 #include <linux/module.h>
 #include <linux/sched/debug.h>
@@ -38,34 +44,61 @@
 bool kvm_isolation_page_fault_stack = true;
 EXPORT_SYMBOL_GPL(kvm_isolation_page_fault_stack);
 
-#define ISO_CR3_USER_BITS	(BIT(PTI_PGTABLE_SWITCH_BIT) | BIT(X86_CR3_PTI_PCID_USER_BIT))
+/* Restricted PCIDs follow the kernel's: kern_pcid() uses 1..TLB_NR_DYN_ASIDS. */
+#define ISO_FIRST_PCID		(TLB_NR_DYN_ASIDS + 1)
 
-/*
- * The user half of the loaded (kernel half) CR3, and whether it must flush
- * its PCID: a flush of the user PCID may be pending, as on return to user
- * space (cpu_tlbstate.user_pcid_flush_mask).
- */
-static unsigned long iso_user_cr3(unsigned long kcr3, bool *noflush)
+static __always_inline unsigned long iso_noflush(void)
 {
-	unsigned long cr3 = kcr3 | BIT(PTI_PGTABLE_SWITCH_BIT);
-	unsigned long pcid = kcr3 & X86_CR3_PCID_MASK;
-
-	*noflush = false;
-	if (!cpu_feature_enabled(X86_FEATURE_PCID))
-		return cr3;
-	cr3 |= BIT(X86_CR3_PTI_PCID_USER_BIT);
-	*noflush = !__test_and_clear_bit(pcid, (unsigned long *)
-					 this_cpu_ptr(&cpu_tlbstate.user_pcid_flush_mask));
-	return cr3;
+	return cpu_feature_enabled(X86_FEATURE_PCID) ? X86_CR3_PCID_NOFLUSH : 0;
 }
 
-/* The kernel half of an isolated CR3, never flushing: its PCID is current. */
-static __always_inline unsigned long iso_kernel_cr3(unsigned long cr3)
+/**
+ * kvm_isolation_forget_pcids() - flush every restricted PCID of this CPU on next use
+ *
+ * Called by the TLB code where it marks the kernel's other PCIDs stale after
+ * a kernel mapping changed (clear_asid_other()), with interrupts disabled.
+ */
+void kvm_isolation_forget_pcids(void)
 {
-	cr3 &= ~ISO_CR3_USER_BITS;
-	if (cpu_feature_enabled(X86_FEATURE_PCID))
-		cr3 |= X86_CR3_PCID_NOFLUSH;
-	return cr3;
+	struct kvm_isolation_cpu *c = this_cpu_ptr(&kvm_isolation_cpu);
+
+	memset(c->pcid_owner, 0, sizeof(c->pcid_owner));
+}
+
+/*
+ * The CR3 of @iso's restricted table on this CPU, and whether writing it
+ * may keep what its PCID caches: only when this CPU's PCID for @iso was
+ * last loaded at @iso's current TLB generation, and no kernel mapping
+ * changed since (invalidate_other, which only the next switch_mm() clears).
+ * Without PCIDs every CR3 write flushes.
+ */
+static unsigned long iso_restricted_cr3(struct kvm_isolation_cpu *c, struct kvm_isolation *iso,
+					bool *noflush)
+{
+	u64 gen = atomic64_read(&iso->tlb_gen);
+	unsigned int slot;
+
+	*noflush = false;
+	if (!cpu_feature_enabled(X86_FEATURE_PCID)) {
+		c->stats.tlb_flushes++;
+		return iso->pgd_pa;
+	}
+	if (this_cpu_read(cpu_tlbstate.invalidate_other))
+		kvm_isolation_forget_pcids();
+	for (slot = 0; slot < KVM_ISOLATION_NR_PCIDS; slot++)
+		if (c->pcid_owner[slot] == iso->id)
+			break;
+	if (slot == KVM_ISOLATION_NR_PCIDS) {
+		slot = c->pcid_next;
+		c->pcid_next = (slot + 1) % KVM_ISOLATION_NR_PCIDS;
+		c->pcid_owner[slot] = iso->id;
+	} else {
+		*noflush = c->pcid_gen[slot] == gen;
+	}
+	c->pcid_gen[slot] = gen;
+	if (!*noflush)
+		c->stats.tlb_flushes++;
+	return iso->pgd_pa | (ISO_FIRST_PCID + slot);
 }
 
 /**
@@ -86,17 +119,17 @@ void kvm_isolation_enter(struct kvm_isolation *iso)
 	c = this_cpu_ptr(&kvm_isolation_cpu);
 	if (c->iso)
 		goto out;
-	/* A task entering from KVM_RUN runs on its own mm, never lazily. */
-	if (WARN_ON_ONCE(this_cpu_read(cpu_tlbstate_shared.is_lazy)))
-		goto out;
 
 	c->switching = true;
-	c->prev_mm = this_cpu_read(cpu_tlbstate.loaded_mm);
-	switch_mm_irqs_off(NULL, iso->mm, NULL);
-	cr3 = iso_user_cr3(__read_cr3(), &noflush);
-	c->cr3 = cr3;
-	c->table = iso->pgd_pa;
 	c->iso = iso;
+	/* Pairs with iso_flush_tlb(): it sees @iso here, or we see its generation. */
+	smp_mb();
+	cr3 = iso_restricted_cr3(c, iso, &noflush);
+	c->full_cr3 = __native_read_cr3();
+	c->table = iso->pgd_pa;
+	/* Set before CR3 is: an NMI compares the two. */
+	WRITE_ONCE(c->cr3, cr3);
+	barrier();
 	native_write_cr3(cr3 | (noflush ? X86_CR3_PCID_NOFLUSH : 0));
 	c->switching = false;
 	c->stats.enters++;
@@ -105,16 +138,16 @@ out:
 }
 EXPORT_SYMBOL_GPL(kvm_isolation_enter);
 
-/* Leave with interrupts off; CR3 may already be the kernel half (faults). */
+/* Leave with interrupts off; CR3 may already be the full one (faults). */
 static void iso_leave(struct kvm_isolation_cpu *c, enum kvm_isolation_exit_reason reason)
 {
 	c->switching = true;
-	native_write_cr3(iso_kernel_cr3(c->cr3));
+	/* Nothing flushed the kernel's PCID meanwhile: interrupts leave first. */
+	native_write_cr3(c->full_cr3 | iso_noflush());
+	barrier();
+	WRITE_ONCE(c->cr3, 0);
 	c->iso = NULL;
-	c->cr3 = 0;
 	c->table = 0;
-	switch_mm_irqs_off(NULL, c->prev_mm, NULL);
-	c->prev_mm = NULL;
 	c->switching = false;
 	c->stats.exits[reason]++;
 	/* The code that runs now may bring other data into the caches. */
@@ -138,7 +171,7 @@ bool kvm_isolation_exit(enum kvm_isolation_exit_reason reason)
 
 	local_irq_save(flags);
 	c = this_cpu_ptr(&kvm_isolation_cpu);
-	if (c->iso) {
+	if (c->cr3) {
 		iso_leave(c, reason);
 		was = true;
 	}
@@ -148,37 +181,44 @@ bool kvm_isolation_exit(enum kvm_isolation_exit_reason reason)
 EXPORT_SYMBOL_GPL(kvm_isolation_exit);
 
 /**
- * __kvm_isolation_nmi_enter() - run an NMI or #MC that KVM dispatches on full mappings
+ * __kvm_isolation_paranoid_enter() - move an NMI, #MC or #DB to full mappings
  *
- * VMX hands NMIs and machine checks that caused a VM-exit to their
- * handlers itself, without the paranoid entry path: do what it would do,
- * switch to the kernel half and back.  Interrupts are disabled.
+ * First thing in the handlers of NMI, #MC and #DB, which can arrive at any
+ * instruction, and in KVM's own dispatch of machine checks.  When CR3 is
+ * this CPU's restricted one, switch to the full one, count the trip and
+ * request an L1D flush before the next VM-entry: the handler may bring
+ * anything into the caches.  Isolation stays entered; the handler returns
+ * to the restricted table with __kvm_isolation_paranoid_exit().
  *
- * Return: the CR3 to give kvm_isolation_nmi_exit().
+ * Return: the CR3 to give __kvm_isolation_paranoid_exit(), or 0 when
+ * there is nothing to restore.
  */
-unsigned long __kvm_isolation_nmi_enter(void)
+noinstr unsigned long __kvm_isolation_paranoid_enter(void)
 {
 	unsigned long cr3 = this_cpu_read(kvm_isolation_cpu.cr3);
 
-	if (!cr3 || __read_cr3() != cr3)
+	if (!cr3 || __native_read_cr3() != cr3)
 		return 0;
-	native_write_cr3(iso_kernel_cr3(cr3));
+	native_write_cr3(this_cpu_read(kvm_isolation_cpu.full_cr3) | iso_noflush());
+	this_cpu_inc(kvm_isolation_cpu.stats.paranoid_trips);
+	this_cpu_inc(kvm_isolation_cpu.stats.l1d_flush_requests);
+	kvm_set_cpu_l1tf_flush_l1d();
 	return cr3;
 }
-EXPORT_SYMBOL_GPL(__kvm_isolation_nmi_enter);
+EXPORT_SYMBOL_GPL(__kvm_isolation_paranoid_enter);
 
 /**
- * __kvm_isolation_nmi_exit() - return to what was loaded before the NMI
- * @cr3: what __kvm_isolation_nmi_enter() returned, not 0
+ * __kvm_isolation_paranoid_exit() - return to the restricted table after a trip
+ * @cr3: what __kvm_isolation_paranoid_enter() returned, not 0
+ *
+ * The restricted PCID was not flushed meanwhile: nothing flushes TLBs from
+ * these handlers.
  */
-void __kvm_isolation_nmi_exit(unsigned long cr3)
+noinstr void __kvm_isolation_paranoid_exit(unsigned long cr3)
 {
-	bool noflush;
-
-	iso_user_cr3(__read_cr3(), &noflush);
-	native_write_cr3(cr3 | (noflush ? X86_CR3_PCID_NOFLUSH : 0));
+	native_write_cr3(cr3 | iso_noflush());
 }
-EXPORT_SYMBOL_GPL(__kvm_isolation_nmi_exit);
+EXPORT_SYMBOL_GPL(__kvm_isolation_paranoid_exit);
 
 /**
  * __kvm_isolation_interrupt() - leave isolation for an interrupt
@@ -191,7 +231,7 @@ void __kvm_isolation_interrupt(void)
 {
 	struct kvm_isolation_cpu *c = this_cpu_ptr(&kvm_isolation_cpu);
 
-	if (c->iso && !c->switching)
+	if (c->cr3 && !c->switching)
 		iso_leave(c, KVM_ISOLATION_EXIT_INTERRUPT);
 }
 
@@ -249,6 +289,8 @@ void kvm_isolation_get_stats(struct kvm_isolation_stats *sum)
 		sum->vmexits_outside += READ_ONCE(s->vmexits_outside);
 		sum->l1d_flush_requests += READ_ONCE(s->l1d_flush_requests);
 		sum->paranoid_trips += READ_ONCE(s->paranoid_trips);
+		sum->tlb_flushes += READ_ONCE(s->tlb_flushes);
+		sum->flush_ipis += READ_ONCE(s->flush_ipis);
 		sum->canary_faults += READ_ONCE(s->canary_faults);
 		sum->cr3_checks += READ_ONCE(s->cr3_checks);
 		sum->cr3_mismatches += READ_ONCE(s->cr3_mismatches);
@@ -406,7 +448,7 @@ static bool iso_is_canary(unsigned long address)
  *
  * Called at the top of exc_page_fault(), before anything that might touch
  * memory the restricted table does not map and fault again.  When CR3 is
- * this CPU's isolated one, switch to the kernel half.
+ * this CPU's restricted one, switch to the full one.
  *
  * Return: true if it switched: the fault is then for
  * kvm_isolation_handle_fault(), which does the rest.  The caller keeps the
@@ -419,7 +461,7 @@ noinstr bool kvm_isolation_fault_switch(void)
 
 	if (!cr3 || __native_read_cr3() != cr3)
 		return false;
-	native_write_cr3(iso_kernel_cr3(cr3));
+	native_write_cr3(this_cpu_read(kvm_isolation_cpu.full_cr3) | iso_noflush());
 	return true;
 }
 
@@ -446,7 +488,7 @@ bool kvm_isolation_handle_fault(struct pt_regs *regs, unsigned long error_code,
 	struct kvm_isolation *iso = c->iso;
 	u64 seq;
 
-	if (iso && !c->switching && this_cpu_read(cpu_tlbstate.loaded_mm) == iso->mm) {
+	if (iso && !c->switching) {
 		iso_leave(c, KVM_ISOLATION_EXIT_FAULT);
 		if (iso_is_canary(address)) {
 			c->stats.canary_faults++;

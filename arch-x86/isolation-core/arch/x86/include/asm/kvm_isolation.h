@@ -15,7 +15,6 @@
 struct dentry;
 struct seq_file;
 struct module;
-struct mm_struct;
 struct pt_regs;
 struct task_struct;
 struct kvm_isolation;
@@ -61,6 +60,8 @@ struct kvm_isolation_stats {
 	u64 vmexits_outside;	/* VM-exits after which isolation was left */
 	u64 l1d_flush_requests;
 	u64 paranoid_trips;	/* NMI, #MC, #DB taken while isolated */
+	u64 tlb_flushes;	/* entries that flushed the restricted PCID */
+	u64 flush_ipis;		/* IPIs for an unmap in the loaded instance */
 	u64 canary_faults;	/* reads of the test canary that faulted */
 	u64 cr3_checks;		/* test kernels: exits handled inside whose CR3 */
 	u64 cr3_mismatches;	/* was checked, and was not the VM's table's */
@@ -91,16 +92,22 @@ struct kvm_isolation_fault {
 
 #define KVM_ISOLATION_FAULT_SITES	64
 
+/* Restricted PCIDs each CPU keeps, for as many recently run instances. */
+#define KVM_ISOLATION_NR_PCIDS	4
+
 /*
  * Per-CPU state: its page is mapped in every isolated address space, so
  * it fills the page, which holds nothing else.
  */
 struct kvm_isolation_cpu {
 	struct kvm_isolation *iso;	/* loaded instance, NULL when not isolated */
-	struct mm_struct *prev_mm;	/* the mm to switch back to */
 	unsigned long cr3;		/* CR3 while isolated, 0 when not */
+	unsigned long full_cr3;		/* CR3 to return to: the task's mm */
 	unsigned long table;		/* the instance's restricted table (phys) */
 	bool switching;			/* between the two CR3 writes */
+	unsigned int pcid_next;		/* the restricted PCID to reuse next */
+	u64 pcid_owner[KVM_ISOLATION_NR_PCIDS];	/* instance id, 0: none */
+	u64 pcid_gen[KVM_ISOLATION_NR_PCIDS];	/* its TLB generation then */
 	unsigned int canary_left;	/* isolated VM-entries that read the canary */
 	unsigned long canary_page;	/* the test canary, a page nothing maps */
 	struct kvm_isolation_stats stats;
@@ -172,8 +179,6 @@ unsigned long kvm_isolation_audit(struct kvm_isolation *iso, struct seq_file *m,
 
 void kvm_isolation_enter(struct kvm_isolation *iso);
 bool kvm_isolation_exit(enum kvm_isolation_exit_reason reason);
-unsigned long __kvm_isolation_nmi_enter(void);
-void __kvm_isolation_nmi_exit(unsigned long cr3);
 void kvm_isolation_count_vmexit(bool inside);
 void kvm_isolation_get_stats(struct kvm_isolation_stats *sum);
 void kvm_isolation_reset_fault_log(void);
@@ -193,8 +198,9 @@ static inline bool kvm_isolation_active(struct kvm_isolation *iso)
 	return this_cpu_read(kvm_isolation_cpu.iso) == iso;
 }
 
-/* Entry and fault paths. */
+/* Entry, fault and TLB paths. */
 void __kvm_isolation_interrupt(void);
+void kvm_isolation_forget_pcids(void);
 bool kvm_isolation_fault_switch(void);
 bool kvm_isolation_handle_fault(struct pt_regs *regs, unsigned long error_code,
 				unsigned long address);
@@ -202,38 +208,28 @@ bool kvm_isolation_handle_fault(struct pt_regs *regs, unsigned long error_code,
 /* An interrupt or system vector leaves isolation. */
 static __always_inline void kvm_isolation_interrupt(void)
 {
-	if (kvm_isolation() && this_cpu_read(kvm_isolation_cpu.iso))
+	if (kvm_isolation() && this_cpu_read(kvm_isolation_cpu.cr3))
 		__kvm_isolation_interrupt();
 }
 
 /*
- * An NMI, #MC or #DB taken while isolated: the paranoid entry path ran it on
- * full mappings and returns to the restricted table.  What it touched may
- * be in the L1D: request a flush before the next VM-entry, like a leave.
- * From the handlers' noinstr parts, so inline only.
+ * NMI, #MC and #DB, which arrive at any instruction, and KVM's own dispatch
+ * of machine checks: first thing, move to full mappings if this CPU is on
+ * its restricted table; last thing, go back.  From the handlers' noinstr
+ * parts, so inline only.
  */
-static __always_inline void kvm_isolation_paranoid_trip(void)
+unsigned long __kvm_isolation_paranoid_enter(void);
+void __kvm_isolation_paranoid_exit(unsigned long cr3);
+
+static __always_inline unsigned long kvm_isolation_paranoid_enter(void)
 {
-	if (kvm_isolation() && this_cpu_read(kvm_isolation_cpu.iso)) {
-		this_cpu_inc(kvm_isolation_cpu.stats.paranoid_trips);
-		this_cpu_inc(kvm_isolation_cpu.stats.l1d_flush_requests);
-		kvm_set_cpu_l1tf_flush_l1d();
-	}
+	return kvm_isolation() ? __kvm_isolation_paranoid_enter() : 0;
 }
 
-/*
- * Around an NMI or machine check that KVM dispatches itself (VMX), which
- * the paranoid entry path would otherwise have moved to full mappings.
- */
-static __always_inline unsigned long kvm_isolation_nmi_enter(void)
-{
-	return kvm_isolation() ? __kvm_isolation_nmi_enter() : 0;
-}
-
-static __always_inline void kvm_isolation_nmi_exit(unsigned long cr3)
+static __always_inline void kvm_isolation_paranoid_exit(unsigned long cr3)
 {
 	if (cr3)
-		__kvm_isolation_nmi_exit(cr3);
+		__kvm_isolation_paranoid_exit(cr3);
 }
 
 /* CR3 while this CPU is isolated, 0 when not. */
@@ -264,13 +260,13 @@ static inline size_t kvm_isolation_exclusive_size(size_t size)
 
 static __always_inline void kvm_isolation_interrupt(void) {}
 
-static __always_inline void kvm_isolation_paranoid_trip(void) {}
-
 static __always_inline unsigned long kvm_isolation_cr3(void) { return 0; }
 
-static __always_inline unsigned long kvm_isolation_nmi_enter(void) { return 0; }
+static __always_inline unsigned long kvm_isolation_paranoid_enter(void) { return 0; }
 
-static __always_inline void kvm_isolation_nmi_exit(unsigned long cr3) {}
+static __always_inline void kvm_isolation_paranoid_exit(unsigned long cr3) {}
+
+static inline void kvm_isolation_forget_pcids(void) {}
 
 static __always_inline bool kvm_isolation_fault_switch(void)
 {
