@@ -5,9 +5,12 @@
  * user space; another reads the in-kernel PIC.  The isolation counters must
  * move as expected: when isolation is on, entered, with at least 90% of the
  * in-kernel exits handled inside and no isolation fault; when it is off
- * (not asked for, or PTI off), never entered.  Every value the guests
- * compute is checked too.  On VMX, every trip out of isolation must be
- * followed by an L1D flush at the next VM-entry (KVM's own count).
+ * (not asked for), never entered.  Every value the guests compute is
+ * checked too.  On VMX, every trip out of isolation must be followed by an
+ * L1D flush at the next VM-entry (KVM's own count).  With pti=off, no
+ * kernel mapping may be global with isolation on; an unmap in one VM may
+ * not interrupt a CPU running another; with PCIDs, re-entering a VM keeps
+ * its restricted PCID's TLB entries.
  *
  * Without NRIP save (QEMU's emulated SVM has none; VMX always gives the
  * instruction's length, like SVM with it), KVM skips an
@@ -335,32 +338,57 @@ static void check_unmap_ipis(bool expected)
 		  UNMAP_SWAPS, ipis_b, (long long)own_b);
 	ktap_diag("%d unmaps in VM A (running on CPU 1): CPU 1 took %lld call/TLB interrupts, %lld isolation flush IPIs; %d runs of A",
 		  UNMAP_SWAPS, ipis_a, (long long)own_a, atomic_load(&s.runs));
-	ktap_result(ok && ipis_b >= 0 && ipis_b <= UNMAP_SWAPS / 10 && own_b == 0,
+	/* CPU 1 is isolated most of the time, not always: A exits too. */
+	ktap_result(ok && ipis_b >= 0 && ipis_b <= UNMAP_SWAPS / 20 && own_b == 0,
 		    "unmap_in_other_vm_sends_no_ipi");
-	ktap_result(ok && ipis_a >= UNMAP_SWAPS / 4 && own_a >= UNMAP_SWAPS / 4,
+	ktap_result(ok && ipis_a >= UNMAP_SWAPS / 10 && own_a >= UNMAP_SWAPS / 10,
 		    "unmap_in_running_vm_interrupts_its_cpu");
 	pin_to_cpu(-1);
 	guest_destroy(&b);
 	guest_destroy(&a);
 }
 
-/* Did the kernel log @text?  Reads the log through /dev/kmsg. */
-static bool kernel_logged(const char *text)
+/*
+ * Without PTI the kernel maps itself global, and a global TLB entry
+ * outlives a switch to a restricted table: isolation asked for at boot
+ * must have made every kernel mapping non-global, but the cpu_entry_area's,
+ * which every restricted table maps (and PTI's user page tables too).
+ * ptdump marks global mappings GLB and names the areas.  Isolation off is
+ * the control: the same kernel, with global mappings, so the check can
+ * fail.  With PTI, PTI decides.
+ */
+static void check_global_mappings(bool expected)
 {
-	char rec[2048];
-	bool found = false;
-	int fd = open("/dev/kmsg", O_RDONLY | O_NONBLOCK);
-	ssize_t n;
+	FILE *f = fopen("/sys/kernel/debug/page_tables/kernel", "r");
+	char line[512], area[64] = "";
+	int global = 0, cea = 0;
 
-	while (fd >= 0 && !found && ((n = read(fd, rec, sizeof(rec) - 1)) > 0 || errno == EPIPE)) {
-		if (n <= 0)
-			continue;
-		rec[n] = 0;
-		found = strstr(rec, text) != NULL;
+	if (cmdline_has("pti=on")) {
+		if (f)
+			fclose(f);
+		ktap_skip("kernel_mappings_%sglobal (pti=on decides)", expected ? "not_" : "");
+		return;
 	}
-	if (fd >= 0)
-		close(fd);
-	return found;
+	while (f && fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "---[ %63[^]]", area) == 1)
+			continue;
+		if (!strstr(line, " GLB "))
+			continue;
+		if (!strncmp(area, "CPU entry Area", 14)) {
+			cea++;
+			continue;
+		}
+		if (global++ < 3)
+			ktap_diag("global, in %s: %.*s", area, (int)strcspn(line, "\n"), line);
+	}
+	if (f)
+		fclose(f);
+	ktap_diag("pti=off, isolation %s: %d global kernel mappings, and %d in the cpu_entry_area",
+		  expected ? "on" : "off", global, cea);
+	if (expected)
+		ktap_result(f && !global, "kernel_mappings_not_global");
+	else
+		ktap_result(f && global, "kernel_mappings_global_without_isolation");
 }
 
 /* A number from a file, -1 if it cannot be read. */
@@ -452,12 +480,7 @@ int main(void)
 		  cmdline_has("pti=on") ? "given" : "not given");
 	enabled = have_stats ? iso_stat(&before, "enabled") : 0;
 	ktap_result(ok && enabled == expected, "isolation_%s", expected ? "on" : "off");
-	/* Asked for without PTI: the kernel must have said why it refused. */
-	if (cmdline_has("kvm.address_space_isolation=1") && !expected && have_stats)
-		ktap_result(kernel_logged("not enabled: page table isolation is off"),
-			    "refusal_explained");
-	else
-		ktap_skip("refusal_explained (nothing refused)");
+	check_global_mappings(expected);
 
 	/* CPUID/MSR phase, counted on its own. */
 	iso_read_stats(&before);

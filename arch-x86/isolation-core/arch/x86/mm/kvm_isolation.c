@@ -1298,8 +1298,10 @@ static void iso_audit_owners(struct seq_file *m, struct kvm_isolation *iso, unsi
  * registers).  The task cache is created at boot, long before the kvm
  * module reads its parameter, so the core reads it from the command line
  * too; without it there, isolation warns that both share their pages.
+ * Asked for there, the kernel's mappings are made non-global too, as PTI
+ * makes them, so that isolation works without PTI.
  */
-static bool iso_whole_pages __ro_after_init;
+bool kvm_isolation_at_boot __ro_after_init;
 /*
  * Lockdep maps all of the kernel's data, and slab debugging or KASAN puts
  * metadata beside every slab object: such a kernel tests isolation's
@@ -1545,7 +1547,7 @@ unsigned long kvm_isolation_audit(struct kvm_isolation *iso, struct seq_file *m,
 	struct iso_audit a = { .iso = iso, .m = m, .lines = max_lines, .res = res };
 
 	memset(res, 0, sizeof(*res));
-	res->boot_shares = !iso_whole_pages;
+	res->boot_shares = !kvm_isolation_at_boot;
 	res->debug_shares = iso_debug_shares;
 	mutex_lock(&iso->lock);
 	iso_audit_table(&a, iso->pgd, KVM_ISOLATION_PGD, 0);
@@ -1858,10 +1860,10 @@ static int __init iso_parse_cmdline(char *arg)
 {
 	/* A bool module parameter without a value is true. */
 	if (!arg) {
-		iso_whole_pages = true;
+		kvm_isolation_at_boot = true;
 		return 0;
 	}
-	return kstrtobool(arg, &iso_whole_pages);
+	return kstrtobool(arg, &kvm_isolation_at_boot);
 }
 early_param("kvm.address_space_isolation", iso_parse_cmdline);
 
@@ -1895,7 +1897,7 @@ int __init kvm_isolation_task_struct_size(int size)
  */
 size_t kvm_isolation_exclusive_size(size_t size)
 {
-	return iso_whole_pages ? PAGE_ALIGN(size) : size;
+	return kvm_isolation_at_boot ? PAGE_ALIGN(size) : size;
 }
 EXPORT_SYMBOL_GPL(kvm_isolation_exclusive_size);
 
@@ -1922,10 +1924,9 @@ static bool iso_tasks_page_aligned(void)
  * @vendor_ops: an object of the kvm_amd or kvm_intel module (its kvm_x86_ops),
  *	which is mapped whole when it is a module
  *
- * Isolation needs page table isolation: the paranoid entry path of NMI, #MC
- * and #DB only switches to full kernel mappings when PTI is on, and without
- * PTI the kernel's global TLB entries would outlive the switch to the
- * restricted table.
+ * The kernel's TLB entries must not outlive the switch to a restricted
+ * table: its mappings must not be global.  PTI makes them so, and so does
+ * kvm.address_space_isolation=1 on the kernel command line.
  *
  * Return: 0 when isolation is enabled, else a negative error, after saying why.
  */
@@ -1935,8 +1936,8 @@ int kvm_isolation_setup(struct module *kvm, const void *vendor_ops)
 	struct module *vendor;
 	int ret = -ENOMEM;
 
-	if (!boot_cpu_has(X86_FEATURE_PTI)) {
-		pr_warn("not enabled: page table isolation is off (boot with pti=on)\n");
+	if (!boot_cpu_has(X86_FEATURE_PTI) && !kvm_isolation_at_boot) {
+		pr_warn("not enabled: kernel mappings are global (pass kvm.address_space_isolation=1 on the kernel command line, or boot with pti=on)\n");
 		return -EOPNOTSUPP;
 	}
 	/*
@@ -1963,7 +1964,7 @@ int kvm_isolation_setup(struct module *kvm, const void *vendor_ops)
 		goto err;
 
 	static_branch_enable(&kvm_isolation_enabled);
-	if (!iso_whole_pages) {
+	if (!kvm_isolation_at_boot) {
 		pr_warn("task structs and SRCU data share their pages: pass kvm.address_space_isolation=1 on the kernel command line to give them pages of their own\n");
 	} else if (!iso_tasks_page_aligned()) {
 		iso_debug_shares = true;

@@ -143,6 +143,7 @@ struct kvm_isolation_percpu_pages { } __aligned(PAGE_SIZE);
 #define KVM_ISOLATION_PERCPU_RESERVE	(IS_ENABLED(CONFIG_MODULES) ? 5 * PAGE_SIZE : 0)
 
 DECLARE_STATIC_KEY_FALSE(kvm_isolation_enabled);
+extern bool kvm_isolation_at_boot;
 DECLARE_PER_CPU_PAGE_ALIGNED(struct kvm_isolation_cpu, kvm_isolation_cpu);
 extern bool kvm_isolation_page_fault_stack;
 
@@ -150,6 +151,18 @@ extern bool kvm_isolation_page_fault_stack;
 static __always_inline bool kvm_isolation(void)
 {
 	return static_branch_unlikely(&kvm_isolation_enabled);
+}
+
+/*
+ * Isolation asked for on the kernel command line: the kernel keeps its
+ * mappings as PTI does, with PTI or without: not global, so that no TLB
+ * entry of theirs outlives a switch to a restricted table, and with the
+ * freed gaps of the kernel image unmapped, so that a restricted table
+ * that copies the image's page tables maps no freed page.
+ */
+static __always_inline bool kvm_isolation_pti_mappings(void)
+{
+	return kvm_isolation_at_boot;
 }
 
 int kvm_isolation_setup(struct module *kvm, const void *vendor_ops);
@@ -241,6 +254,11 @@ static __always_inline unsigned long kvm_isolation_cr3(void)
 #else /* !CONFIG_KVM_ADDRESS_SPACE_ISOLATION */
 
 static __always_inline bool kvm_isolation(void)
+{
+	return false;
+}
+
+static __always_inline bool kvm_isolation_pti_mappings(void)
 {
 	return false;
 }
