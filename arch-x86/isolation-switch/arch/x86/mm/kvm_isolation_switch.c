@@ -56,7 +56,8 @@ static __always_inline unsigned long iso_noflush(void)
  * kvm_isolation_forget_pcids() - flush every restricted PCID of this CPU on next use
  *
  * Called by the TLB code where it marks the kernel's other PCIDs stale after
- * a kernel mapping changed (clear_asid_other()), with interrupts disabled.
+ * a kernel mapping changed (clear_asid_other(), from switch_mm() or from
+ * our entry), with interrupts disabled.
  */
 void kvm_isolation_forget_pcids(void)
 {
@@ -69,8 +70,9 @@ void kvm_isolation_forget_pcids(void)
  * The CR3 of @iso's restricted table on this CPU, and whether writing it
  * may keep what its PCID caches: only when this CPU's PCID for @iso was
  * last loaded at @iso's current TLB generation, and no kernel mapping
- * changed since (invalidate_other, which only the next switch_mm() clears).
- * Without PCIDs every CR3 write flushes.
+ * changed since (a pending invalidate_other is acted on here, as the next
+ * switch_mm() would, which forgets every restricted PCID).  Without PCIDs
+ * every CR3 write flushes.
  */
 static unsigned long iso_restricted_cr3(struct kvm_isolation_cpu *c, struct kvm_isolation *iso,
 					bool *noflush)
@@ -83,8 +85,7 @@ static unsigned long iso_restricted_cr3(struct kvm_isolation_cpu *c, struct kvm_
 		c->stats.tlb_flushes++;
 		return iso->pgd_pa;
 	}
-	if (this_cpu_read(cpu_tlbstate.invalidate_other))
-		kvm_isolation_forget_pcids();
+	clear_asid_other_pending();
 	for (slot = 0; slot < KVM_ISOLATION_NR_PCIDS; slot++)
 		if (c->pcid_owner[slot] == iso->id)
 			break;
@@ -151,7 +152,7 @@ static void iso_leave(struct kvm_isolation_cpu *c, enum kvm_isolation_exit_reaso
 	c->switching = false;
 	c->stats.exits[reason]++;
 	/* The code that runs now may bring other data into the caches. */
-	c->stats.l1d_flush_requests++;
+	this_cpu_inc(kvm_isolation_cpu.stats.l1d_flush_requests);	/* NMIs count too */
 	kvm_set_cpu_l1tf_flush_l1d();
 }
 
@@ -211,8 +212,9 @@ EXPORT_SYMBOL_GPL(__kvm_isolation_paranoid_enter);
  * __kvm_isolation_paranoid_exit() - return to the restricted table after a trip
  * @cr3: what __kvm_isolation_paranoid_enter() returned, not 0
  *
- * The restricted PCID was not flushed meanwhile: nothing flushes TLBs from
- * these handlers.
+ * The restricted PCID keeps what it cached: a handler that changed a
+ * kernel mapping (GHES's fixmap, which no restricted table maps) left
+ * invalidate_other set, which the next entry acts on.
  */
 noinstr void __kvm_isolation_paranoid_exit(unsigned long cr3)
 {

@@ -461,6 +461,9 @@ EXPORT_SYMBOL_GPL(kvm_x86_isolation_map_objs);
  * @kvm: the VM
  * @objs: the same objects
  * @n: how many
+ *
+ * Nothing to do once the VM is dying: its address space is never loaded
+ * again and is freed whole.
  */
 void kvm_x86_isolation_unmap_objs(struct kvm *kvm, const struct kvm_isolation_obj *objs,
 				  int n)
@@ -468,7 +471,8 @@ void kvm_x86_isolation_unmap_objs(struct kvm *kvm, const struct kvm_isolation_ob
 	struct kvm_x86_isolation *xi = kvm->arch.isolation;
 	int i;
 
-	if (!xi)
+	/* A dying VM's address space goes whole (the vendors' vCPU frees). */
+	if (!xi || xi->dying)
 		return;
 	for (i = 0; i < n; i++)
 		if (objs[i].ptr)
