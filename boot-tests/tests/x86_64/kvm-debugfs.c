@@ -303,25 +303,32 @@ int main(void)
 	ktap_result(total > 0 && total >> 10 == mapped, "ptdump_total_matches_stats");
 	ktap_result(total > 0 && !outside, "ptdump_within_ranges");
 
-	/* tracepoints */
+	/*
+	 * tracepoints: KVM's (enter, and its own exits with their reasons) and
+	 * the isolation layer's (the exits it makes by itself, faults).  Every
+	 * enter is matched by one exit of either.
+	 */
 	ok = write_str(TRACING "/events/kvm/kvm_isolation_enter/enable", "1") &&
 	     write_str(TRACING "/events/kvm/kvm_isolation_exit/enable", "1") &&
-	     write_str(TRACING "/events/kvm/kvm_isolation_fault/enable", "1") &&
+	     write_str(TRACING "/events/asi/asi_exit/enable", "1") &&
+	     write_str(TRACING "/events/asi/asi_fault/enable", "1") &&
 	     write_str(TRACING "/trace", "");
 	guest_destroy(&g);
 	ok = ok && !guest_create(&g, dbg_guest_start, dbg_guest_end - dbg_guest_start) &&
 	     !guest_add_vcpu(&g) && run_guest(&g);
 	write_str(TRACING "/events/kvm/kvm_isolation_enter/enable", "0");
 	write_str(TRACING "/events/kvm/kvm_isolation_exit/enable", "0");
-	write_str(TRACING "/events/kvm/kvm_isolation_fault/enable", "0");
+	write_str(TRACING "/events/asi/asi_exit/enable", "0");
+	write_str(TRACING "/events/asi/asi_fault/enable", "0");
 	trace = slurp(TRACING "/trace");
-	ktap_diag("trace: %d enter, %d exit (%d for user space), %d fault events",
+	ktap_diag("trace: %d enter, %d KVM exit (%d for user space), %d layer exit, %d fault events",
 		  count(trace, "kvm_isolation_enter:"), count(trace, "kvm_isolation_exit:"),
-		  count(trace, "reason user"), count(trace, "kvm_isolation_fault:"));
+		  count(trace, "reason user"), count(trace, "asi_exit:"), count(trace, "asi_fault:"));
 	ktap_result(ok && count(trace, "kvm_isolation_enter:") >= EXITS &&
-		    count(trace, "kvm_isolation_exit:") == count(trace, "kvm_isolation_enter:") &&
+		    count(trace, "kvm_isolation_exit:") + count(trace, "asi_exit:") ==
+		    count(trace, "kvm_isolation_enter:") &&
 		    count(trace, "reason user") >= EXITS * 9 / 10 &&
-		    !count(trace, "kvm_isolation_fault:"), "tracepoints_fire");
+		    !count(trace, "asi_fault:"), "tracepoints_fire");
 
 	/*
 	 * All of KVM's own events: tracing reaches data isolation does not

@@ -58,11 +58,13 @@ static atomic_long_t iso_total_ptpages;
 static atomic64_t iso_next_id;		/* instance ids, for PCID slots */
 
 DEFINE_STATIC_KEY_FALSE(kvm_isolation_enabled);
-EXPORT_SYMBOL_GPL(kvm_isolation_enabled);
+EXPORT_SYMBOL_NS_GPL(kvm_isolation_enabled, KVM);
 
-/* The switch's per-CPU state; the core maps it in every address space. */
+/*
+ * The switch's per-CPU state; the core maps it in every address space.
+ * Not exported: modules see it only through the functions below.
+ */
 DEFINE_PER_CPU_PAGE_ALIGNED(struct kvm_isolation_cpu, kvm_isolation_cpu);
-EXPORT_PER_CPU_SYMBOL_GPL(kvm_isolation_cpu);
 
 /* Flags ignored when comparing entries: the CPU sets them. */
 #define ISO_HW_BITS	(_PAGE_ACCESSED | _PAGE_DIRTY)
@@ -832,7 +834,7 @@ int kvm_isolation_map(struct kvm_isolation *iso, const void *ptr, size_t size,
 {
 	return iso_map_kind(iso, ptr, size, level, owner, ISO_KIND_OBJECT);
 }
-EXPORT_SYMBOL_GPL(kvm_isolation_map);
+EXPORT_SYMBOL_NS_GPL(kvm_isolation_map, KVM);
 
 /**
  * kvm_isolation_unmap() - remove a buffer mapped by kvm_isolation_map()
@@ -848,7 +850,7 @@ void kvm_isolation_unmap(struct kvm_isolation *iso, const void *ptr)
 	if (iso->kasan_shadow)
 		iso_unmap(iso, ptr, true);
 }
-EXPORT_SYMBOL_GPL(kvm_isolation_unmap);
+EXPORT_SYMBOL_NS_GPL(kvm_isolation_unmap, KVM);
 
 /* Map every possible CPU's copy of a per-CPU object, or nothing. */
 static int iso_map_percpu(struct kvm_isolation *iso, void __percpu *ptr, size_t size,
@@ -896,7 +898,7 @@ int kvm_isolation_map_percpu(struct kvm_isolation *iso, void __percpu *ptr, size
 	return iso_map_percpu(iso, ptr, size, owner,
 			      dynamic ? ISO_KIND_PERCPU : ISO_KIND_OBJECT);
 }
-EXPORT_SYMBOL_GPL(kvm_isolation_map_percpu);
+EXPORT_SYMBOL_NS_GPL(kvm_isolation_map_percpu, KVM);
 
 /**
  * kvm_isolation_unmap_percpu() - unmap what kvm_isolation_map_percpu() mapped
@@ -910,7 +912,7 @@ void kvm_isolation_unmap_percpu(struct kvm_isolation *iso, void __percpu *ptr)
 	for_each_possible_cpu(cpu)
 		kvm_isolation_unmap(iso, per_cpu_ptr(ptr, cpu));
 }
-EXPORT_SYMBOL_GPL(kvm_isolation_unmap_percpu);
+EXPORT_SYMBOL_NS_GPL(kvm_isolation_unmap_percpu, KVM);
 
 static struct kvm_isolation *iso_create(struct kvm_isolation *shared, gfp_t gfp,
 					const char *name)
@@ -970,7 +972,7 @@ struct kvm_isolation *kvm_isolation_create(const char *name)
 	iso = iso_create(iso_core, GFP_KERNEL_ACCOUNT, name);
 	return iso ?: ERR_PTR(-ENOMEM);
 }
-EXPORT_SYMBOL_GPL(kvm_isolation_create);
+EXPORT_SYMBOL_NS_GPL(kvm_isolation_create, KVM);
 
 /* A CPU that has @iso loaded, or -1. */
 static int iso_loaded_on(struct kvm_isolation *iso)
@@ -1029,7 +1031,7 @@ bool kvm_isolation_destroy(struct kvm_isolation *iso)
 	kfree(iso);
 	return true;
 }
-EXPORT_SYMBOL_GPL(kvm_isolation_destroy);
+EXPORT_SYMBOL_NS_GPL(kvm_isolation_destroy, KVM);
 
 /**
  * kvm_isolation_pgtable_pages() - page-table pages owned by isolation
@@ -1041,7 +1043,7 @@ unsigned long kvm_isolation_pgtable_pages(void)
 {
 	return atomic_long_read(&iso_total_ptpages);
 }
-EXPORT_SYMBOL_GPL(kvm_isolation_pgtable_pages);
+EXPORT_SYMBOL_NS_GPL(kvm_isolation_pgtable_pages, KVM);
 
 /**
  * kvm_isolation_map_task() - map what a task needs to run isolated
@@ -1077,7 +1079,7 @@ err:
 	put_task_stack(task);
 	return ret;
 }
-EXPORT_SYMBOL_GPL(kvm_isolation_map_task);
+EXPORT_SYMBOL_NS_GPL(kvm_isolation_map_task, KVM);
 
 /**
  * kvm_isolation_unmap_task() - undo kvm_isolation_map_task()
@@ -1091,35 +1093,7 @@ void kvm_isolation_unmap_task(struct kvm_isolation *iso, struct task_struct *tas
 	put_task_stack(task);
 	put_task_struct(task);
 }
-EXPORT_SYMBOL_GPL(kvm_isolation_unmap_task);
-
-static void iso_dump_table(const char *name, void *pgd, unsigned long addr)
-{
-	enum kvm_isolation_level l = KVM_ISOLATION_PGD;
-	void *table = pgd;
-	unsigned long val;
-
-	for (;;) {
-		val = READ_ONCE(*iso_offset(table, addr, l));
-		pr_err("  %s %s[%lu] = %#lx\n", name, iso_level_names[l],
-		       (addr >> iso_shift(l)) & (PTRS_PER_PTE - 1), val);
-		if (!iso_present(val) || iso_leaf(l, val))
-			return;
-		table = iso_table(val);
-		l = iso_next_level(l);
-	}
-}
-
-/**
- * kvm_isolation_dump_walk() - print the walk of an address in both page tables
- * @iso: the isolation instance
- * @address: the address
- */
-void kvm_isolation_dump_walk(struct kvm_isolation *iso, unsigned long address)
-{
-	iso_dump_table("kernel", init_mm.pgd, address);
-	iso_dump_table("isolated", iso->pgd, address);
-}
+EXPORT_SYMBOL_NS_GPL(kvm_isolation_unmap_task, KVM);
 
 /* Bytes the restricted table maps below @table at @level (shared pages too). */
 static unsigned long iso_mapped_bytes(void *table, enum kvm_isolation_level level,
@@ -1156,7 +1130,7 @@ const char *kvm_isolation_name(struct kvm_isolation *iso)
 {
 	return iso->name;
 }
-EXPORT_SYMBOL_GPL(kvm_isolation_name);
+EXPORT_SYMBOL_NS_GPL(kvm_isolation_name, KVM);
 
 /**
  * kvm_isolation_is_mapped() - does an isolated address space map an address?
@@ -1180,7 +1154,7 @@ bool kvm_isolation_is_mapped(struct kvm_isolation *iso, const void *addr)
 		val = READ_ONCE(*iso_offset(iso_table(val), a, l));
 	}
 }
-EXPORT_SYMBOL_GPL(kvm_isolation_is_mapped);
+EXPORT_SYMBOL_NS_GPL(kvm_isolation_is_mapped, KVM);
 
 /*
  * Bytes of [start, end) that no object of @iso or of the core stands for;
@@ -1441,7 +1415,7 @@ bool kvm_isolation_maps_any(struct kvm_isolation *iso, const void *ptr, size_t s
 	mutex_unlock(&iso->lock);
 	return ret;
 }
-EXPORT_SYMBOL_GPL(kvm_isolation_maps_any);
+EXPORT_SYMBOL_NS_GPL(kvm_isolation_maps_any, KVM);
 
 /**
  * kvm_isolation_maps_allocation() - does an isolated address space map part of an allocation?
@@ -1467,7 +1441,7 @@ bool kvm_isolation_maps_allocation(struct kvm_isolation *iso, const void *ptr)
 	}
 	return kvm_isolation_maps_any(iso, ptr, size);
 }
-EXPORT_SYMBOL_GPL(kvm_isolation_maps_allocation);
+EXPORT_SYMBOL_NS_GPL(kvm_isolation_maps_allocation, KVM);
 
 /*
  * The tasks mapped with kvm_isolation_map_task(), which may have exited,
@@ -1557,7 +1531,7 @@ unsigned long kvm_isolation_audit(struct kvm_isolation *iso, struct seq_file *m,
 	mutex_unlock(&iso->lock);
 	return res->stray + res->shared;
 }
-EXPORT_SYMBOL_GPL(kvm_isolation_audit);
+EXPORT_SYMBOL_NS_GPL(kvm_isolation_audit, KVM);
 
 /**
  * kvm_isolation_find() - count the mapped pages that hold some bytes
@@ -1587,7 +1561,7 @@ long kvm_isolation_find(struct kvm_isolation *iso, const void *needle, size_t le
 	kfree(a.buf);
 	return a.found;
 }
-EXPORT_SYMBOL_GPL(kvm_isolation_find);
+EXPORT_SYMBOL_NS_GPL(kvm_isolation_find, KVM);
 
 #if IS_ENABLED(CONFIG_PTDUMP_DEBUGFS)
 /**
@@ -1610,7 +1584,7 @@ void kvm_isolation_ptdump(struct seq_file *m)
 	}
 	mutex_unlock(&iso_instances_lock);
 }
-EXPORT_SYMBOL_GPL(kvm_isolation_ptdump);
+EXPORT_SYMBOL_NS_GPL(kvm_isolation_ptdump, KVM);
 #endif
 
 /**
@@ -1640,6 +1614,7 @@ int kvm_isolation_ranges_show(struct seq_file *m, void *v)
 	mutex_unlock(&iso_instances_lock);
 	return 0;
 }
+EXPORT_SYMBOL_NS_GPL(kvm_isolation_ranges_show, KVM);
 
 /*
  * What the kernel maps, for comparison, less KASAN's shadow: most of that
@@ -1687,6 +1662,7 @@ void kvm_isolation_show_summary(struct seq_file *m)
 	seq_printf(m, "mapped_kib_kernel %lu\n", kernel >> 10);
 	seq_printf(m, "instances %d\n", n);
 }
+EXPORT_SYMBOL_NS_GPL(kvm_isolation_show_summary, KVM);
 
 /*
  * What every VM needs of the per-CPU data: what the entry code and the
@@ -1800,8 +1776,6 @@ static int iso_map_module(struct kvm_isolation *iso, struct module *mod)
 {
 	int ret;
 
-	if (!mod)
-		return 0;
 	ret = kvm_isolation_map(iso, mod->core_layout.base, mod->core_layout.size,
 				KVM_ISOLATION_PTE, "core");
 	if (ret || !mod->percpu_size)
@@ -1818,9 +1792,10 @@ static int iso_map_module(struct kvm_isolation *iso, struct module *mod)
 	return iso_map_percpu(iso, mod->percpu, mod->percpu_size, "core", ISO_KIND_OBJECT);
 }
 
-static int iso_map_core(struct kvm_isolation *iso, struct module *kvm, struct module *vendor,
-			const char **what)
+static int iso_map_core(struct kvm_isolation *iso, struct module *const *mods,
+			unsigned int nr_mods, const char **what)
 {
+	unsigned int i;
 	int ret;
 
 	*what = "kernel text";
@@ -1849,10 +1824,9 @@ static int iso_map_core(struct kvm_isolation *iso, struct module *kvm, struct mo
 	ret = iso_map_irq_stacks(iso);
 	if (ret)
 		return ret;
-	*what = "KVM modules";
-	ret = iso_map_module(iso, kvm);
-	if (!ret)
-		ret = iso_map_module(iso, vendor);
+	*what = "modules";
+	for (i = 0; i < nr_mods && !ret; i++)
+		ret = iso_map_module(iso, mods[i]);
 	return ret;
 }
 
@@ -1899,7 +1873,7 @@ size_t kvm_isolation_exclusive_size(size_t size)
 {
 	return kvm_isolation_at_boot ? PAGE_ALIGN(size) : size;
 }
-EXPORT_SYMBOL_GPL(kvm_isolation_exclusive_size);
+EXPORT_SYMBOL_NS_GPL(kvm_isolation_exclusive_size, KVM);
 
 /*
  * Does every task struct start a page?  The task cache lays them out so
@@ -1920,9 +1894,9 @@ static bool iso_tasks_page_aligned(void)
 
 /**
  * kvm_isolation_setup() - build the core isolated address space and enable isolation
- * @kvm: the kvm module, NULL when KVM is built in
- * @vendor_ops: an object of the kvm_amd or kvm_intel module (its kvm_x86_ops),
- *	which is mapped whole when it is a module
+ * @mods: the modules whose code, data and per-CPU data every instance maps
+ *	whole: the caller's own and those it calls while isolated
+ * @nr_mods: how many
  *
  * The kernel's TLB entries must not outlive the switch to a restricted
  * table: its mappings must not be global.  PTI makes them so, and so does
@@ -1930,10 +1904,10 @@ static bool iso_tasks_page_aligned(void)
  *
  * Return: 0 when isolation is enabled, else a negative error, after saying why.
  */
-int kvm_isolation_setup(struct module *kvm, const void *vendor_ops)
+int kvm_isolation_setup(struct module *const *mods, unsigned int nr_mods)
 {
 	const char *what = "the core address space";
-	struct module *vendor;
+	unsigned int i;
 	int ret = -ENOMEM;
 
 	if (!boot_cpu_has(X86_FEATURE_PTI) && !kvm_isolation_at_boot) {
@@ -1941,25 +1915,23 @@ int kvm_isolation_setup(struct module *kvm, const void *vendor_ops)
 		return -EOPNOTSUPP;
 	}
 	/*
-	 * Built in, KVM sets up before mark_rodata_ro(): text and read-only
-	 * data would be copied writable, with the init pages, and KVM's own
-	 * data is not in a module's sections to map.
+	 * Code built in sets up before mark_rodata_ro(): text and read-only
+	 * data would be copied writable, with the init pages, and its data is
+	 * not in a module's sections to map.
 	 */
-	if (!kvm) {
-		pr_warn("not enabled: KVM is built into the kernel (build it as a module, CONFIG_KVM=m)\n");
-		return -EOPNOTSUPP;
+	for (i = 0; i < nr_mods; i++) {
+		if (!mods[i]) {
+			pr_warn("not enabled: the code that asked is built into the kernel (build it as a module)\n");
+			return -EOPNOTSUPP;
+		}
 	}
 	if (WARN_ON(iso_core))
 		return -EBUSY;
 
-	preempt_disable();
-	vendor = __module_address((unsigned long)vendor_ops);
-	preempt_enable();
-
 	iso_core = iso_create(NULL, GFP_KERNEL, "core");
 	if (!iso_core)
 		goto err;
-	ret = iso_map_core(iso_core, kvm, vendor, &what);
+	ret = iso_map_core(iso_core, mods, nr_mods, &what);
 	if (ret)
 		goto err;
 
@@ -1979,7 +1951,7 @@ err:
 	iso_core = NULL;
 	return ret;
 }
-EXPORT_SYMBOL_GPL(kvm_isolation_setup);
+EXPORT_SYMBOL_NS_GPL(kvm_isolation_setup, KVM);
 
 /**
  * kvm_isolation_teardown() - disable isolation and free the core
@@ -1996,7 +1968,7 @@ void kvm_isolation_teardown(void)
 	iso_core = NULL;
 	pr_info("isolated address space disabled\n");
 }
-EXPORT_SYMBOL_GPL(kvm_isolation_teardown);
+EXPORT_SYMBOL_NS_GPL(kvm_isolation_teardown, KVM);
 
 #ifdef CONFIG_KVM_ADDRESS_SPACE_ISOLATION_KUNIT_TEST
 #include "kvm_isolation_test.c"

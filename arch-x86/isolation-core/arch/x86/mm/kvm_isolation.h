@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * KVM address space isolation: what kvm_isolation.c and
- * kvm_isolation_switch.c share.
+ * KVM address space isolation: the page-table core's structures, which the
+ * switch (kvm_isolation_switch.c) reads; the switch calls nothing here.
  */
 #ifndef __X86_MM_KVM_ISOLATION_H
 #define __X86_MM_KVM_ISOLATION_H
@@ -70,8 +70,6 @@ struct kvm_isolation {
 #endif
 };
 
-struct seq_file;
-
 #if defined(CONFIG_LOCKDEP) && !defined(CONFIG_PROVE_LOCKING)
 /* Read by every lockdep kernel; <linux/lockdep.h> declares it only for PROVE_LOCKING. */
 DECLARE_PER_CPU(unsigned int, lockdep_recursion);
@@ -84,10 +82,5 @@ extern char __start_orc_unwind_ip[], orc_lookup_end[];
 extern char __per_cpu_kvm_isolation_start[], __per_cpu_kvm_isolation_end[];
 extern char __start_kvm_isolation_data[], __end_kvm_isolation_data[];
 extern const char *__start___tracepoint_str[], *__stop___tracepoint_str[];
-
-void kvm_isolation_dump_walk(struct kvm_isolation *iso, unsigned long address);
-int kvm_isolation_ranges_show(struct seq_file *m, void *v);
-void kvm_isolation_show_summary(struct seq_file *m);
-void kvm_isolation_reset_stats(void);
 
 #endif /* __X86_MM_KVM_ISOLATION_H */

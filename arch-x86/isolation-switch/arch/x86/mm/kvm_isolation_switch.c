@@ -41,8 +41,17 @@
 #include "kvm_isolation.h"
 
 /* Dump the stack with each newly seen isolation fault. */
-bool kvm_isolation_page_fault_stack = true;
-EXPORT_SYMBOL_GPL(kvm_isolation_page_fault_stack);
+static bool iso_fault_stack = true;
+
+/**
+ * kvm_isolation_set_fault_stack() - whether to dump the stack with each new fault site
+ * @on: dump it
+ */
+void kvm_isolation_set_fault_stack(bool on)
+{
+	WRITE_ONCE(iso_fault_stack, on);
+}
+EXPORT_SYMBOL_NS_GPL(kvm_isolation_set_fault_stack, KVM);
 
 /* Restricted PCIDs follow the kernel's: kern_pcid() uses 1..TLB_NR_DYN_ASIDS. */
 #define ISO_FIRST_PCID		(TLB_NR_DYN_ASIDS + 1)
@@ -137,10 +146,17 @@ void kvm_isolation_enter(struct kvm_isolation *iso)
 out:
 	local_irq_restore(flags);
 }
-EXPORT_SYMBOL_GPL(kvm_isolation_enter);
+EXPORT_SYMBOL_NS_GPL(kvm_isolation_enter, KVM);
+
+/* Who left: the caller, or this layer for an interrupt or a fault. */
+enum iso_exit {
+	ISO_EXIT_CALLER,
+	ISO_EXIT_INTERRUPT,
+	ISO_EXIT_FAULT,
+};
 
 /* Leave with interrupts off; CR3 may already be the full one (faults). */
-static void iso_leave(struct kvm_isolation_cpu *c, enum kvm_isolation_exit_reason reason)
+static void iso_leave(struct kvm_isolation_cpu *c, enum iso_exit why)
 {
 	c->switching = true;
 	/* Nothing flushed the kernel's PCID meanwhile: interrupts leave first. */
@@ -150,7 +166,12 @@ static void iso_leave(struct kvm_isolation_cpu *c, enum kvm_isolation_exit_reaso
 	c->iso = NULL;
 	c->table = 0;
 	c->switching = false;
-	c->stats.exits[reason]++;
+	if (why == ISO_EXIT_INTERRUPT)
+		c->stats.interrupt_exits++;
+	else if (why == ISO_EXIT_FAULT)
+		c->stats.fault_exits++;
+	else
+		c->stats.exits++;
 	/* The code that runs now may bring other data into the caches. */
 	this_cpu_inc(kvm_isolation_cpu.stats.l1d_flush_requests);	/* NMIs count too */
 	kvm_set_cpu_l1tf_flush_l1d();
@@ -158,13 +179,13 @@ static void iso_leave(struct kvm_isolation_cpu *c, enum kvm_isolation_exit_reaso
 
 /**
  * kvm_isolation_exit() - leave the isolated address space, if loaded
- * @reason: why, for the statistics
  *
- * Requests an L1D flush before the next VM-entry.
+ * Requests an L1D flush before the next VM-entry.  The caller counts and
+ * traces why it left.
  *
  * Return: true if this CPU was isolated.
  */
-bool kvm_isolation_exit(enum kvm_isolation_exit_reason reason)
+bool kvm_isolation_exit(void)
 {
 	struct kvm_isolation_cpu *c;
 	unsigned long flags;
@@ -173,19 +194,19 @@ bool kvm_isolation_exit(enum kvm_isolation_exit_reason reason)
 	local_irq_save(flags);
 	c = this_cpu_ptr(&kvm_isolation_cpu);
 	if (c->cr3) {
-		iso_leave(c, reason);
+		iso_leave(c, ISO_EXIT_CALLER);
 		was = true;
 	}
 	local_irq_restore(flags);
 	return was;
 }
-EXPORT_SYMBOL_GPL(kvm_isolation_exit);
+EXPORT_SYMBOL_NS_GPL(kvm_isolation_exit, KVM);
 
 /**
  * __kvm_isolation_paranoid_enter() - move an NMI, #MC or #DB to full mappings
  *
  * First thing in the handlers of NMI, #MC and #DB, which can arrive at any
- * instruction, and in KVM's own dispatch of machine checks.  When CR3 is
+ * instruction.  When CR3 is
  * this CPU's restricted one, switch to the full one, count the trip and
  * request an L1D flush before the next VM-entry: the handler may bring
  * anything into the caches.  Isolation stays entered; the handler returns
@@ -206,7 +227,6 @@ noinstr unsigned long __kvm_isolation_paranoid_enter(void)
 	kvm_set_cpu_l1tf_flush_l1d();
 	return cr3;
 }
-EXPORT_SYMBOL_GPL(__kvm_isolation_paranoid_enter);
 
 /**
  * __kvm_isolation_paranoid_exit() - return to the restricted table after a trip
@@ -220,7 +240,6 @@ noinstr void __kvm_isolation_paranoid_exit(unsigned long cr3)
 {
 	native_write_cr3(cr3 | iso_noflush());
 }
-EXPORT_SYMBOL_GPL(__kvm_isolation_paranoid_exit);
 
 /**
  * __kvm_isolation_interrupt() - leave isolation for an interrupt
@@ -234,32 +253,36 @@ void __kvm_isolation_interrupt(void)
 	struct kvm_isolation_cpu *c = this_cpu_ptr(&kvm_isolation_cpu);
 
 	if (c->cr3 && !c->switching)
-		iso_leave(c, KVM_ISOLATION_EXIT_INTERRUPT);
+		iso_leave(c, ISO_EXIT_INTERRUPT);
 }
 
 /**
- * kvm_isolation_count_vmexit() - account a VM-exit KVM is done handling
- * @inside: whether the CPU is still isolated
+ * kvm_isolation_loaded() - is an instance loaded on this CPU?
+ * @iso: the instance
+ *
+ * Return: true if this CPU is on @iso's restricted table.
  */
-void kvm_isolation_count_vmexit(bool inside)
+bool kvm_isolation_loaded(struct kvm_isolation *iso)
 {
-#ifdef CONFIG_KVM_ADDRESS_SPACE_ISOLATION_KUNIT_TEST
-	unsigned long flags;
-#endif
+	return this_cpu_read(kvm_isolation_cpu.iso) == iso;
+}
+EXPORT_SYMBOL_NS_GPL(kvm_isolation_loaded, KVM);
 
-	if (!inside) {
-		this_cpu_inc(kvm_isolation_cpu.stats.vmexits_outside);
-		return;
-	}
-	this_cpu_inc(kvm_isolation_cpu.stats.vmexits_inside);
 #ifdef CONFIG_KVM_ADDRESS_SPACE_ISOLATION_KUNIT_TEST
-	/*
-	 * Test kernels check that the exit really ran on the VM's restricted
-	 * table (its address taken from the instance at entry, not from the
-	 * CR3 the switch computed): a switch that loaded anything else would
-	 * pass every other counter.  An interrupt would leave isolation
-	 * between the reads.
-	 */
+/**
+ * kvm_isolation_check_cr3() - check that the loaded instance's table is in CR3
+ *
+ * Test kernels count, in cr3_checks and cr3_mismatches, whether CR3 really
+ * is the table of the instance loaded on this CPU (its address taken from
+ * the instance at entry, not from the CR3 the switch computed): a switch
+ * that loaded anything else would pass every other counter.  Nothing when
+ * this CPU is not isolated.
+ */
+void kvm_isolation_check_cr3(void)
+{
+	unsigned long flags;
+
+	/* An interrupt would leave isolation between the reads. */
 	local_irq_save(flags);
 	if (this_cpu_read(kvm_isolation_cpu.iso)) {
 		this_cpu_inc(kvm_isolation_cpu.stats.cr3_checks);
@@ -267,9 +290,9 @@ void kvm_isolation_count_vmexit(bool inside)
 			this_cpu_inc(kvm_isolation_cpu.stats.cr3_mismatches);
 	}
 	local_irq_restore(flags);
-#endif
 }
-EXPORT_SYMBOL_GPL(kvm_isolation_count_vmexit);
+EXPORT_SYMBOL_NS_GPL(kvm_isolation_check_cr3, KVM);
+#endif
 
 /**
  * kvm_isolation_get_stats() - sum the per-CPU statistics
@@ -277,18 +300,17 @@ EXPORT_SYMBOL_GPL(kvm_isolation_count_vmexit);
  */
 void kvm_isolation_get_stats(struct kvm_isolation_stats *sum)
 {
-	int cpu, i;
+	int cpu;
 
 	memset(sum, 0, sizeof(*sum));
 	for_each_possible_cpu(cpu) {
 		struct kvm_isolation_stats *s = &per_cpu(kvm_isolation_cpu, cpu).stats;
 
 		sum->enters += READ_ONCE(s->enters);
-		for (i = 0; i < KVM_ISOLATION_NR_EXIT_REASONS; i++)
-			sum->exits[i] += READ_ONCE(s->exits[i]);
+		sum->exits += READ_ONCE(s->exits);
+		sum->interrupt_exits += READ_ONCE(s->interrupt_exits);
+		sum->fault_exits += READ_ONCE(s->fault_exits);
 		sum->faults += READ_ONCE(s->faults);
-		sum->vmexits_inside += READ_ONCE(s->vmexits_inside);
-		sum->vmexits_outside += READ_ONCE(s->vmexits_outside);
 		sum->l1d_flush_requests += READ_ONCE(s->l1d_flush_requests);
 		sum->paranoid_trips += READ_ONCE(s->paranoid_trips);
 		sum->tlb_flushes += READ_ONCE(s->tlb_flushes);
@@ -298,12 +320,12 @@ void kvm_isolation_get_stats(struct kvm_isolation_stats *sum)
 		sum->cr3_mismatches += READ_ONCE(s->cr3_mismatches);
 	}
 }
-EXPORT_SYMBOL_GPL(kvm_isolation_get_stats);
+EXPORT_SYMBOL_NS_GPL(kvm_isolation_get_stats, KVM);
 
 /**
  * kvm_isolation_reset_stats() - count afresh
  *
- * Zeroes every CPU's counters; writing 0 to debugfs "stats" does it.
+ * Zeroes every CPU's counters.
  */
 void kvm_isolation_reset_stats(void)
 {
@@ -313,6 +335,7 @@ void kvm_isolation_reset_stats(void)
 		memset(&per_cpu(kvm_isolation_cpu, cpu).stats, 0,
 		       sizeof(struct kvm_isolation_stats));
 }
+EXPORT_SYMBOL_NS_GPL(kvm_isolation_reset_stats, KVM);
 
 /*
  * The fault log: each faulting instruction once, in a bounded table that is
@@ -334,7 +357,7 @@ void kvm_isolation_reset_fault_log(void)
 	iso_nr_faults = 0;
 	raw_spin_unlock_irqrestore(&iso_fault_lock, flags);
 }
-EXPORT_SYMBOL_GPL(kvm_isolation_reset_fault_log);
+EXPORT_SYMBOL_NS_GPL(kvm_isolation_reset_fault_log, KVM);
 
 /**
  * kvm_isolation_fault_log() - copy the fault log
@@ -353,7 +376,7 @@ unsigned int kvm_isolation_fault_log(struct kvm_isolation_fault *log)
 	raw_spin_unlock_irqrestore(&iso_fault_lock, flags);
 	return n;
 }
-EXPORT_SYMBOL_GPL(kvm_isolation_fault_log);
+EXPORT_SYMBOL_NS_GPL(kvm_isolation_fault_log, KVM);
 
 /* Record the fault; true if its instruction was not seen before. */
 static bool iso_log_fault(unsigned long ip, unsigned long address, unsigned long error_code,
@@ -414,6 +437,7 @@ int kvm_isolation_arm_canary(unsigned int n)
 	}
 	return 0;
 }
+EXPORT_SYMBOL_NS_GPL(kvm_isolation_arm_canary, KVM);
 
 /**
  * kvm_isolation_touch_canary() - read the canary if armed and isolated
@@ -432,7 +456,7 @@ __no_sanitize_address void kvm_isolation_touch_canary(void)
 	c->canary_left--;
 	READ_ONCE(*(unsigned long *)c->canary_page);
 }
-EXPORT_SYMBOL_GPL(kvm_isolation_touch_canary);
+EXPORT_SYMBOL_NS_GPL(kvm_isolation_touch_canary, KVM);
 
 static bool iso_is_canary(unsigned long address)
 {
@@ -444,6 +468,33 @@ static bool iso_is_canary(unsigned long address)
 	return false;
 }
 #endif
+
+/* Print the entries that translate @address in the page table at @pgd. */
+static void iso_dump_walk(const char *name, pgd_t *pgd, unsigned long address)
+{
+	p4d_t *p4d;
+	pud_t *pud;
+	pmd_t *pmd;
+
+	pgd += pgd_index(address);
+	pr_err("  %s pgd %#lx\n", name, pgd_val(*pgd));
+	if (!pgd_present(*pgd))
+		return;
+	p4d = p4d_offset(pgd, address);
+	if (pgtable_l5_enabled())
+		pr_err("  %s p4d %#lx\n", name, p4d_val(*p4d));
+	if (!p4d_present(*p4d) || p4d_large(*p4d))
+		return;
+	pud = pud_offset(p4d, address);
+	pr_err("  %s pud %#lx\n", name, pud_val(*pud));
+	if (!pud_present(*pud) || pud_large(*pud))
+		return;
+	pmd = pmd_offset(pud, address);
+	pr_err("  %s pmd %#lx\n", name, pmd_val(*pmd));
+	if (!pmd_present(*pmd) || pmd_large(*pmd))
+		return;
+	pr_err("  %s pte %#lx\n", name, pte_val(*pte_offset_kernel(pmd, address)));
+}
 
 /**
  * kvm_isolation_fault_switch() - first thing on a page fault: leave the restricted table
@@ -491,7 +542,7 @@ bool kvm_isolation_handle_fault(struct pt_regs *regs, unsigned long error_code,
 	u64 seq;
 
 	if (iso && !c->switching) {
-		iso_leave(c, KVM_ISOLATION_EXIT_FAULT);
+		iso_leave(c, ISO_EXIT_FAULT);
 		if (iso_is_canary(address)) {
 			c->stats.canary_faults++;
 			return true;
@@ -500,7 +551,7 @@ bool kvm_isolation_handle_fault(struct pt_regs *regs, unsigned long error_code,
 		if (iso_log_fault(regs->ip, address, error_code, &seq)) {
 			pr_info("page fault #%llu (%#lx) at %pS on %#lx (%ps)\n", seq, error_code,
 				(void *)regs->ip, address, (void *)address);
-			if (READ_ONCE(kvm_isolation_page_fault_stack))
+			if (READ_ONCE(iso_fault_stack))
 				show_regs(regs);
 		}
 		return true;
@@ -508,8 +559,10 @@ bool kvm_isolation_handle_fault(struct pt_regs *regs, unsigned long error_code,
 
 	pr_err("page fault (%#lx) at %pS on %#lx while switching address space\n",
 	       error_code, (void *)regs->ip, address);
-	if (iso)
-		kvm_isolation_dump_walk(iso, address);
+	if (iso) {
+		iso_dump_walk("kernel", init_mm.pgd, address);
+		iso_dump_walk("isolated", iso->pgd, address);
+	}
 	WARN(1, "KVM isolation: half-switched address space, forced the full page table\n");
 	return false;
 }

@@ -22,6 +22,9 @@
 #include "kvm_emulate.h"
 #include "lapic.h"
 
+#define CREATE_TRACE_POINTS
+#include "isolation_trace.h"
+
 /*
  * KVM's tracepoints, to tell whether one is enabled: tracing reads probe
  * arrays and writes ring buffers that isolation does not map.
@@ -35,6 +38,12 @@ module_param(address_space_isolation, bool, 0444);
 
 /* The module's per-CPU data (the running vCPU, the TSC rate) is mapped. */
 KVM_ISOLATION_MODULE_PERCPU_PAGES();
+
+/* Why KVM left isolation, and where VM-exits were handled. */
+static DEFINE_PER_CPU(struct kvm_x86_isolation_stats, kvm_x86_isolation_stats);
+
+/* The isolation layer's exports (arch/x86/mm) are for KVM's modules only. */
+MODULE_IMPORT_NS(KVM);
 
 /*
  * Audit each VM's address space as the VM goes, when its table is at its
@@ -64,8 +73,24 @@ struct kvm_x86_isolation_needle {
 
 static struct kvm_x86_isolation_needle check_secret, check_control;
 
+static bool page_fault_stack = true;
+
+static int page_fault_stack_set(const char *val, const struct kernel_param *kp)
+{
+	int ret = param_set_bool(val, kp);
+
+	if (!ret)
+		kvm_isolation_set_fault_stack(page_fault_stack);
+	return ret;
+}
+
+static const struct kernel_param_ops page_fault_stack_ops = {
+	.set = page_fault_stack_set,
+	.get = param_get_bool,
+};
+
 /* Dump the stack with each newly seen isolation fault. */
-module_param_named(page_fault_stack, kvm_isolation_page_fault_stack, bool, 0644);
+module_param_cb(page_fault_stack, &page_fault_stack_ops, &page_fault_stack, 0644);
 
 /* A task that runs, or last ran, vCPUs of a VM, with its mapping. */
 struct kvm_x86_isolation_task {
@@ -97,58 +122,30 @@ struct kvm_x86_isolation {
 	void *audit_control;
 };
 
-#ifndef CONFIG_TRACEPOINTS
-static int kvm_x86_isolation_find_tracepoints(void)
-{
-	return 0;
-}
-#elif defined(MODULE)
+#if defined(CONFIG_TRACEPOINTS) && defined(MODULE)
+/* Isolation's own events, which fire on full mappings, are not counted. */
 static int kvm_x86_isolation_find_tracepoints(void)
 {
 	unsigned int i, n = THIS_MODULE->num_tracepoints;
+	struct tracepoint *tp, *enter = &__tracepoint_kvm_isolation_enter;
 
 	kvm_x86_isolation_tps = kcalloc(n, sizeof(*kvm_x86_isolation_tps), GFP_KERNEL);
 	if (n && !kvm_x86_isolation_tps) {
 		pr_err("isolation not enabled: no memory for the tracepoint list\n");
 		return -ENOMEM;
 	}
-	for (i = 0; i < n; i++)
-		kvm_x86_isolation_tps[i] = tracepoint_ptr_deref(&THIS_MODULE->tracepoints_ptrs[i]);
-	kvm_x86_isolation_nr_tps = n;
+	kvm_x86_isolation_nr_tps = 0;
+	for (i = 0; i < n; i++) {
+		tp = tracepoint_ptr_deref(&THIS_MODULE->tracepoints_ptrs[i]);
+		if (tp != enter && tp != &__tracepoint_kvm_isolation_exit)
+			kvm_x86_isolation_tps[kvm_x86_isolation_nr_tps++] = tp;
+	}
 	return 0;
 }
 #else
-static void kvm_x86_isolation_count_tp(struct tracepoint *tp, void *priv)
-{
-	/*
-	 * Isolation's own events fire on full mappings.  The MMU's few events
-	 * not named kvm* fire after it left isolation.
-	 */
-	if (str_has_prefix(tp->name, "kvm") && !str_has_prefix(tp->name, "kvm_isolation")) {
-		if (kvm_x86_isolation_tps)
-			kvm_x86_isolation_tps[kvm_x86_isolation_nr_tps] = tp;
-		kvm_x86_isolation_nr_tps++;
-	}
-}
-
-/*
- * Built in, KVM's tracepoints are the kernel's whose names start with
- * "kvm", but for isolation's own.
- */
+/* Built in, KVM does not use isolation. */
 static int kvm_x86_isolation_find_tracepoints(void)
 {
-	unsigned int n;
-
-	kvm_x86_isolation_nr_tps = 0;
-	for_each_kernel_tracepoint(kvm_x86_isolation_count_tp, NULL);
-	n = kvm_x86_isolation_nr_tps;
-	kvm_x86_isolation_tps = kcalloc(n, sizeof(*kvm_x86_isolation_tps), GFP_KERNEL);
-	if (n && !kvm_x86_isolation_tps) {
-		pr_err("isolation not enabled: no memory for the tracepoint list\n");
-		return -ENOMEM;
-	}
-	kvm_x86_isolation_nr_tps = 0;
-	for_each_kernel_tracepoint(kvm_x86_isolation_count_tp, NULL);
 	return 0;
 }
 #endif
@@ -167,7 +164,7 @@ static bool kvm_x86_isolation_traced(void)
 
 /**
  * kvm_x86_isolation_setup() - build the core address space
- * @ops: the vendor module's init ops, whose code and data every VM maps
+ * @ops: the vendor module's init ops: its owner's code and data every VM maps
  *
  * Called at the end of kvm_arch_hardware_setup(), once the vendor module is
  * known.  A failure leaves KVM working without isolation, and
@@ -176,10 +173,18 @@ static bool kvm_x86_isolation_traced(void)
  */
 void kvm_x86_isolation_setup(struct kvm_x86_init_ops *ops)
 {
+	/* Both modules are mapped whole: kvm and the vendor module. */
+	struct module *mods[2] = { THIS_MODULE, ops->owner };
+
 	if (!address_space_isolation)
 		return;
+	if (IS_BUILTIN(CONFIG_KVM) || !ops->owner) {
+		pr_warn("isolation not enabled: KVM is built into the kernel (build it as a module, CONFIG_KVM=m)\n");
+		address_space_isolation = false;
+		return;
+	}
 	if (kvm_x86_isolation_find_tracepoints() ||
-	    kvm_isolation_setup(THIS_MODULE, ops->runtime_ops)) {
+	    kvm_isolation_setup(mods, ARRAY_SIZE(mods))) {
 		kfree(kvm_x86_isolation_tps);
 		kvm_x86_isolation_tps = NULL;
 		kvm_x86_isolation_nr_tps = 0;
@@ -219,7 +224,7 @@ unsigned int kvm_x86_isolation_vcpu_align(unsigned int align)
 {
 	return address_space_isolation ? max_t(unsigned int, align, PAGE_SIZE) : align;
 }
-EXPORT_SYMBOL_GPL(kvm_x86_isolation_vcpu_align);
+EXPORT_SYMBOL_NS_GPL(kvm_x86_isolation_vcpu_align, KVM);
 
 /**
  * kvm_arch_vm_object_size() - how much to allocate for an object of one VM
@@ -416,7 +421,7 @@ static const struct file_operations kvm_x86_isolation_check_fops = {
 /* The statistics, fault log, ranges, the check and the audit counts, under KVM's debugfs. */
 void kvm_arch_init_debugfs(struct dentry *kvm_dir)
 {
-	struct dentry *dir = kvm_isolation_debugfs_init(kvm_dir);
+	struct dentry *dir = kvm_x86_isolation_debugfs_init(kvm_dir);
 
 	debugfs_create_file("check", 0600, dir, NULL, &kvm_x86_isolation_check_fops);
 	debugfs_create_atomic_t("audits", 0444, dir, &kvm_x86_isolation_audits);
@@ -454,7 +459,7 @@ err:
 	kvm_x86_isolation_unmap_objs(kvm, objs, i);
 	return ret;
 }
-EXPORT_SYMBOL_GPL(kvm_x86_isolation_map_objs);
+EXPORT_SYMBOL_NS_GPL(kvm_x86_isolation_map_objs, KVM);
 
 /**
  * kvm_x86_isolation_unmap_objs() - unmap what kvm_x86_isolation_map_objs() mapped
@@ -478,7 +483,7 @@ void kvm_x86_isolation_unmap_objs(struct kvm *kvm, const struct kvm_isolation_ob
 		if (objs[i].ptr)
 			kvm_isolation_unmap(xi->iso, objs[i].ptr);
 }
-EXPORT_SYMBOL_GPL(kvm_x86_isolation_unmap_objs);
+EXPORT_SYMBOL_NS_GPL(kvm_x86_isolation_unmap_objs, KVM);
 
 /* Map @bus, about to be published as bus @idx; the old one is retired. */
 static int kvm_x86_isolation_map_bus(struct kvm_x86_isolation *xi, enum kvm_bus idx,
@@ -917,9 +922,13 @@ void kvm_x86_isolation_enter(struct kvm_vcpu *vcpu)
 {
 	struct kvm_x86_isolation *xi = vcpu->kvm->arch.isolation;
 
-	if (xi && vcpu->arch.isolation_task == current && !vcpu->arch.isolation_traced &&
-	    !kvm_x86_isolation_nested(vcpu))
-		kvm_isolation_enter(xi->iso);
+	if (!xi || vcpu->arch.isolation_task != current || vcpu->arch.isolation_traced ||
+	    kvm_x86_isolation_nested(vcpu))
+		return;
+	/* Traced on full mappings, before the switch. */
+	if (!kvm_isolation_loaded(xi->iso))
+		trace_kvm_isolation_enter(kvm_isolation_name(xi->iso));
+	kvm_isolation_enter(xi->iso);
 }
 
 /**
@@ -932,8 +941,59 @@ void kvm_x86_isolation_vmexit_done(struct kvm_vcpu *vcpu)
 {
 	struct kvm_x86_isolation *xi = vcpu->kvm->arch.isolation;
 
-	if (xi && vcpu->arch.isolation_task == current)
-		kvm_isolation_count_vmexit(kvm_isolation_active(xi->iso));
+	if (!xi || vcpu->arch.isolation_task != current)
+		return;
+	if (kvm_isolation_loaded(xi->iso)) {
+		this_cpu_inc(kvm_x86_isolation_stats.vmexits_inside);
+		kvm_isolation_check_cr3();
+	} else {
+		this_cpu_inc(kvm_x86_isolation_stats.vmexits_outside);
+	}
+}
+
+/**
+ * kvm_x86_isolation_left() - count and trace a leave of KVM's
+ * @reason: why KVM left
+ *
+ * Called on full mappings, after kvm_isolation_exit() left isolation.
+ */
+void kvm_x86_isolation_left(enum kvm_isolation_exit_reason reason)
+{
+	this_cpu_inc(kvm_x86_isolation_stats.exits[reason]);
+	trace_kvm_isolation_exit(reason);
+}
+EXPORT_SYMBOL_NS_GPL(kvm_x86_isolation_left, KVM);
+
+/**
+ * kvm_x86_isolation_get_stats() - sum KVM's per-CPU isolation statistics
+ * @sum: where to put them
+ */
+void kvm_x86_isolation_get_stats(struct kvm_x86_isolation_stats *sum)
+{
+	const struct kvm_x86_isolation_stats *s;
+	int cpu, i;
+
+	memset(sum, 0, sizeof(*sum));
+	for_each_possible_cpu(cpu) {
+		s = per_cpu_ptr(&kvm_x86_isolation_stats, cpu);
+		for (i = 0; i < KVM_ISOLATION_NR_EXIT_REASONS; i++)
+			sum->exits[i] += READ_ONCE(s->exits[i]);
+		sum->vmexits_inside += READ_ONCE(s->vmexits_inside);
+		sum->vmexits_outside += READ_ONCE(s->vmexits_outside);
+	}
+}
+
+/**
+ * kvm_x86_isolation_reset_stats() - count afresh, KVM's and the layer's counters
+ */
+void kvm_x86_isolation_reset_stats(void)
+{
+	int cpu;
+
+	for_each_possible_cpu(cpu)
+		memset(per_cpu_ptr(&kvm_x86_isolation_stats, cpu), 0,
+		       sizeof(struct kvm_x86_isolation_stats));
+	kvm_isolation_reset_stats();
 }
 
 /**

@@ -13,6 +13,32 @@ struct kvm_isolation_obj {
 	size_t size;
 };
 
+/* Why KVM left a VM's isolated address space. */
+enum kvm_isolation_exit_reason {
+	KVM_ISOLATION_EXIT_USER,	/* KVM_RUN returns to user space */
+	KVM_ISOLATION_EXIT_PUT,		/* vCPU put */
+	KVM_ISOLATION_EXIT_SCHEDULE,	/* halt or reschedule, signals */
+	KVM_ISOLATION_EXIT_MMU,		/* guest page fault for the MMU */
+	KVM_ISOLATION_EXIT_WRITE_GUEST,	/* kvm_write_guest_virt_system() */
+	KVM_ISOLATION_EXIT_EMULATE,	/* the instruction emulator */
+	KVM_ISOLATION_EXIT_NESTED,	/* entering a nested guest */
+	KVM_ISOLATION_EXIT_REQUEST,	/* processing vCPU requests */
+	KVM_ISOLATION_EXIT_RESET,	/* vCPU INIT, RESET or SHUTDOWN */
+	KVM_ISOLATION_EXIT_APIC,	/* APIC timer, IPI, mode changes */
+	KVM_ISOLATION_EXIT_IO,		/* I/O to an in-kernel device */
+	KVM_ISOLATION_EXIT_MSR,		/* MSR access beyond the vCPU's state */
+	KVM_ISOLATION_EXIT_EVENT,	/* guest event delivery beyond the vCPU's state */
+	KVM_ISOLATION_EXIT_MCE,		/* machine check at VM-exit */
+	KVM_ISOLATION_NR_EXIT_REASONS
+};
+
+/* KVM's own counters; the isolation layer counts its switches. */
+struct kvm_x86_isolation_stats {
+	u64 exits[KVM_ISOLATION_NR_EXIT_REASONS];
+	u64 vmexits_inside;	/* VM-exits handled without leaving */
+	u64 vmexits_outside;	/* VM-exits after which isolation was left */
+};
+
 #ifdef CONFIG_KVM_ADDRESS_SPACE_ISOLATION
 
 void kvm_x86_isolation_setup(struct kvm_x86_init_ops *ops);
@@ -35,16 +61,29 @@ void kvm_x86_isolation_io(struct kvm_vcpu *vcpu, enum kvm_bus bus_idx, gpa_t add
 void kvm_x86_isolation_cpuid(struct kvm_vcpu *vcpu, struct kvm_cpuid_entry2 *old,
 			     struct kvm_cpuid_entry2 *new, int nent);
 void kvm_x86_isolation_irqchip(struct kvm *kvm);
+void kvm_x86_isolation_left(enum kvm_isolation_exit_reason reason);
+void kvm_x86_isolation_get_stats(struct kvm_x86_isolation_stats *sum);
+void kvm_x86_isolation_reset_stats(void);
+struct dentry *kvm_x86_isolation_debugfs_init(struct dentry *parent);
 unsigned int kvm_x86_isolation_vcpu_align(unsigned int align);
 
 /*
- * Leave the isolated address space before touching data it does not map;
- * the next VM-entry then flushes the L1D (where that applies).
+ * Leave the isolated address space, if this CPU is in one, before touching
+ * data it does not map.  Return: true if it was.
  */
+static inline bool kvm_x86_isolation_leave(enum kvm_isolation_exit_reason reason)
+{
+	if (!kvm_isolation_exit())
+		return false;
+	kvm_x86_isolation_left(reason);
+	return true;
+}
+
+/* The same for a vCPU: its next VM-entry then flushes the L1D (where that applies). */
 static inline void kvm_x86_isolation_exit(struct kvm_vcpu *vcpu,
 					  enum kvm_isolation_exit_reason reason)
 {
-	if (vcpu->kvm->arch.isolation && kvm_isolation_exit(reason))
+	if (vcpu->kvm->arch.isolation && kvm_x86_isolation_leave(reason))
 		vcpu->arch.l1tf_flush_l1d = true;
 }
 
@@ -102,6 +141,11 @@ static inline void kvm_x86_isolation_io(struct kvm_vcpu *vcpu, enum kvm_bus bus_
 static inline void kvm_x86_isolation_cpuid(struct kvm_vcpu *vcpu,
 					   struct kvm_cpuid_entry2 *old,
 					   struct kvm_cpuid_entry2 *new, int nent) {}
+
+static inline bool kvm_x86_isolation_leave(enum kvm_isolation_exit_reason reason)
+{
+	return false;
+}
 
 static inline void kvm_x86_isolation_exit(struct kvm_vcpu *vcpu,
 					  enum kvm_isolation_exit_reason reason) {}

@@ -12,7 +12,6 @@
 #include <asm/hardirq.h>
 #include <asm/page_types.h>
 
-struct dentry;
 struct seq_file;
 struct module;
 struct pt_regs;
@@ -32,32 +31,12 @@ enum kvm_isolation_level {
 	KVM_ISOLATION_PTE,
 };
 
-/* Why a CPU left its isolated address space. */
-enum kvm_isolation_exit_reason {
-	KVM_ISOLATION_EXIT_USER,	/* KVM_RUN returns to user space */
-	KVM_ISOLATION_EXIT_PUT,		/* vCPU put */
-	KVM_ISOLATION_EXIT_SCHEDULE,	/* halt or reschedule, signals */
-	KVM_ISOLATION_EXIT_MMU,		/* guest page fault for the MMU */
-	KVM_ISOLATION_EXIT_WRITE_GUEST,	/* kvm_write_guest_virt_system() */
-	KVM_ISOLATION_EXIT_EMULATE,	/* the instruction emulator */
-	KVM_ISOLATION_EXIT_NESTED,	/* entering a nested guest */
-	KVM_ISOLATION_EXIT_REQUEST,	/* processing vCPU requests */
-	KVM_ISOLATION_EXIT_RESET,	/* vCPU INIT, RESET or SHUTDOWN */
-	KVM_ISOLATION_EXIT_APIC,	/* APIC timer, IPI, mode changes */
-	KVM_ISOLATION_EXIT_IO,		/* I/O to an in-kernel device */
-	KVM_ISOLATION_EXIT_MSR,		/* MSR access beyond the vCPU's state */
-	KVM_ISOLATION_EXIT_EVENT,	/* guest event delivery beyond the vCPU's state */
-	KVM_ISOLATION_EXIT_INTERRUPT,	/* interrupt or system vector */
-	KVM_ISOLATION_EXIT_FAULT,	/* page fault on something not mapped */
-	KVM_ISOLATION_NR_EXIT_REASONS
-};
-
 struct kvm_isolation_stats {
 	u64 enters;
-	u64 exits[KVM_ISOLATION_NR_EXIT_REASONS];
-	u64 faults;
-	u64 vmexits_inside;	/* VM-exits handled without leaving */
-	u64 vmexits_outside;	/* VM-exits after which isolation was left */
+	u64 exits;		/* left with kvm_isolation_exit() */
+	u64 interrupt_exits;	/* left for an interrupt or system vector */
+	u64 fault_exits;	/* left on a page fault, the canary's too */
+	u64 faults;		/* ... of them, not the canary's */
 	u64 l1d_flush_requests;
 	u64 paranoid_trips;	/* NMI, #MC, #DB taken while isolated */
 	u64 tlb_flushes;	/* entries that flushed the restricted PCID */
@@ -145,7 +124,6 @@ struct kvm_isolation_percpu_pages { } __aligned(PAGE_SIZE);
 DECLARE_STATIC_KEY_FALSE(kvm_isolation_enabled);
 extern bool kvm_isolation_at_boot;
 DECLARE_PER_CPU_PAGE_ALIGNED(struct kvm_isolation_cpu, kvm_isolation_cpu);
-extern bool kvm_isolation_page_fault_stack;
 
 /* True when isolation was set up and KVM runs VM-exits isolated. */
 static __always_inline bool kvm_isolation(void)
@@ -165,7 +143,7 @@ static __always_inline bool kvm_isolation_pti_mappings(void)
 	return kvm_isolation_at_boot;
 }
 
-int kvm_isolation_setup(struct module *kvm, const void *vendor_ops);
+int kvm_isolation_setup(struct module *const *mods, unsigned int nr_mods);
 void kvm_isolation_teardown(void);
 int kvm_isolation_task_struct_size(int size);
 size_t kvm_isolation_exclusive_size(size_t size);
@@ -190,26 +168,27 @@ void kvm_isolation_ptdump(struct seq_file *m);
 unsigned long kvm_isolation_audit(struct kvm_isolation *iso, struct seq_file *m,
 				  unsigned int max_lines, struct kvm_isolation_audit *res);
 
+int kvm_isolation_ranges_show(struct seq_file *m, void *v);
+void kvm_isolation_show_summary(struct seq_file *m);
+
 void kvm_isolation_enter(struct kvm_isolation *iso);
-bool kvm_isolation_exit(enum kvm_isolation_exit_reason reason);
-void kvm_isolation_count_vmexit(bool inside);
+bool kvm_isolation_exit(void);
+bool kvm_isolation_loaded(struct kvm_isolation *iso);
 void kvm_isolation_get_stats(struct kvm_isolation_stats *sum);
+void kvm_isolation_reset_stats(void);
 void kvm_isolation_reset_fault_log(void);
+void kvm_isolation_set_fault_stack(bool on);
 unsigned int kvm_isolation_fault_log(struct kvm_isolation_fault *log);
-struct dentry *kvm_isolation_debugfs_init(struct dentry *parent);
 
 #ifdef CONFIG_KVM_ADDRESS_SPACE_ISOLATION_KUNIT_TEST
+/* Test kernels only: prove that the restricted table is what is loaded. */
 int kvm_isolation_arm_canary(unsigned int n);
 void kvm_isolation_touch_canary(void);
+void kvm_isolation_check_cr3(void);
 #else
 static inline void kvm_isolation_touch_canary(void) {}
+static inline void kvm_isolation_check_cr3(void) {}
 #endif
-
-/* Is @iso loaded on this CPU? */
-static inline bool kvm_isolation_active(struct kvm_isolation *iso)
-{
-	return this_cpu_read(kvm_isolation_cpu.iso) == iso;
-}
 
 /* Entry, fault and TLB paths. */
 void __kvm_isolation_interrupt(void);
@@ -226,10 +205,10 @@ static __always_inline void kvm_isolation_interrupt(void)
 }
 
 /*
- * NMI, #MC and #DB, which arrive at any instruction, and KVM's own dispatch
- * of machine checks: first thing, move to full mappings if this CPU is on
- * its restricted table; last thing, go back.  From the handlers' noinstr
- * parts, so inline only.
+ * NMI, #MC and #DB, which arrive at any instruction: first thing, move to
+ * full mappings if this CPU is on its restricted table; last thing, go
+ * back.  From the handlers' noinstr parts, so inline only.  Not exported:
+ * KVM leaves with kvm_isolation_exit() before it dispatches a machine check.
  */
 unsigned long __kvm_isolation_paranoid_enter(void);
 void __kvm_isolation_paranoid_exit(unsigned long cr3);
@@ -293,7 +272,7 @@ static __always_inline bool kvm_isolation_fault_switch(void)
 
 static inline void kvm_isolation_touch_canary(void) {}
 
-static inline bool kvm_isolation_exit(enum kvm_isolation_exit_reason reason)
+static inline bool kvm_isolation_exit(void)
 {
 	return false;
 }

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Tracepoints of KVM address space isolation, in the kvm trace system next
- * to the VM-exit events.  All fire on full kernel mappings: enter before
- * the switch, exit and fault after the switch back.
+ * KVM's events of address space isolation, next to the VM-exit events:
+ * entering a VM's isolated address space, and leaving it for one of KVM's
+ * reasons.  Both fire on full kernel mappings, enter before the switch and
+ * exit after it.  What the isolation layer leaves by itself (interrupts,
+ * faults) is in its own trace system, asi.
  */
 #undef TRACE_SYSTEM
 #define TRACE_SYSTEM kvm
@@ -11,7 +13,8 @@
 #define _TRACE_KVM_ISOLATION_H
 
 #include <linux/tracepoint.h>
-#include <asm/kvm_isolation.h>
+
+#include "isolation.h"
 
 #define KVM_ISOLATION_EXIT_REASONS				\
 	EM(KVM_ISOLATION_EXIT_USER, "user")			\
@@ -25,8 +28,9 @@
 	EM(KVM_ISOLATION_EXIT_RESET, "reset")			\
 	EM(KVM_ISOLATION_EXIT_APIC, "apic")			\
 	EM(KVM_ISOLATION_EXIT_IO, "io")				\
-	EM(KVM_ISOLATION_EXIT_INTERRUPT, "interrupt")		\
-	EMe(KVM_ISOLATION_EXIT_FAULT, "fault")
+	EM(KVM_ISOLATION_EXIT_MSR, "msr")			\
+	EM(KVM_ISOLATION_EXIT_EVENT, "event")			\
+	EMe(KVM_ISOLATION_EXIT_MCE, "machine_check")
 
 #undef EM
 #undef EMe
@@ -70,30 +74,10 @@ TRACE_EVENT(kvm_isolation_exit,
 	TP_printk("reason %s", __print_symbolic(__entry->reason, KVM_ISOLATION_EXIT_REASONS))
 );
 
-TRACE_EVENT(kvm_isolation_fault,
-	TP_PROTO(unsigned long ip, unsigned long address, unsigned long error_code),
-	TP_ARGS(ip, address, error_code),
-
-	TP_STRUCT__entry(
-		__field(unsigned long, ip)
-		__field(unsigned long, address)
-		__field(unsigned long, error_code)
-	),
-
-	TP_fast_assign(
-		__entry->ip = ip;
-		__entry->address = address;
-		__entry->error_code = error_code;
-	),
-
-	TP_printk("at %pS on %#lx error %#lx", (void *)__entry->ip, __entry->address,
-		  __entry->error_code)
-);
-
 #endif /* _TRACE_KVM_ISOLATION_H */
 
 #undef TRACE_INCLUDE_PATH
-#define TRACE_INCLUDE_PATH asm/trace/
+#define TRACE_INCLUDE_PATH ../../arch/x86/kvm
 #undef TRACE_INCLUDE_FILE
-#define TRACE_INCLUDE_FILE kvm_isolation
+#define TRACE_INCLUDE_FILE isolation_trace
 #include <trace/define_trace.h>

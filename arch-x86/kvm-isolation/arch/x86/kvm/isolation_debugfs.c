@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * KVM address space isolation: what a user can read in debugfs, under
- * /sys/kernel/debug/kvm/isolation/:
+ * /sys/kernel/debug/kvm/isolation/ (isolation.c adds check and the audit
+ * counts):
  *
  *   stats   counters, one "name value" per line; writing 0 resets them
  *   faults  the isolation fault log: count, instruction, address, error code
@@ -10,13 +11,11 @@
  *           isolated VM-entries read a page nothing maps: canary_faults
  */
 
-#define pr_fmt(fmt) "KVM isolation: " fmt
-
 #include <linux/debugfs.h>
 #include <linux/seq_file.h>
 #include <linux/slab.h>
 
-#include "kvm_isolation.h"
+#include "isolation.h"
 
 static const char *const iso_exit_names[KVM_ISOLATION_NR_EXIT_REASONS] = {
 	[KVM_ISOLATION_EXIT_USER]	 = "user",
@@ -32,23 +31,27 @@ static const char *const iso_exit_names[KVM_ISOLATION_NR_EXIT_REASONS] = {
 	[KVM_ISOLATION_EXIT_IO]		 = "io",
 	[KVM_ISOLATION_EXIT_MSR]	 = "msr",
 	[KVM_ISOLATION_EXIT_EVENT]	 = "event",
-	[KVM_ISOLATION_EXIT_INTERRUPT]	 = "interrupt",
-	[KVM_ISOLATION_EXIT_FAULT]	 = "fault",
+	[KVM_ISOLATION_EXIT_MCE]	 = "machine_check",
 };
 
 static int iso_stats_show(struct seq_file *m, void *v)
 {
+	struct kvm_x86_isolation_stats k;
 	struct kvm_isolation_stats s;
 	int i;
 
 	kvm_isolation_get_stats(&s);
+	kvm_x86_isolation_get_stats(&k);
 	seq_printf(m, "enabled %d\n", kvm_isolation());
 	seq_printf(m, "enters %llu\n", s.enters);
+	/* KVM's reasons, then the layer's own: every exit once. */
 	for (i = 0; i < KVM_ISOLATION_NR_EXIT_REASONS; i++)
-		seq_printf(m, "exits_%s %llu\n", iso_exit_names[i], s.exits[i]);
+		seq_printf(m, "exits_%s %llu\n", iso_exit_names[i], k.exits[i]);
+	seq_printf(m, "exits_interrupt %llu\n", s.interrupt_exits);
+	seq_printf(m, "exits_fault %llu\n", s.fault_exits);
 	seq_printf(m, "faults %llu\n", s.faults);
-	seq_printf(m, "vmexits_inside %llu\n", s.vmexits_inside);
-	seq_printf(m, "vmexits_outside %llu\n", s.vmexits_outside);
+	seq_printf(m, "vmexits_inside %llu\n", k.vmexits_inside);
+	seq_printf(m, "vmexits_outside %llu\n", k.vmexits_outside);
 	seq_printf(m, "l1d_flush_requests %llu\n", s.l1d_flush_requests);
 	seq_printf(m, "paranoid_trips %llu\n", s.paranoid_trips);
 	seq_printf(m, "tlb_flushes %llu\n", s.tlb_flushes);
@@ -76,7 +79,7 @@ static ssize_t iso_stats_write(struct file *file, const char __user *buf, size_t
 		return ret;
 	if (val)
 		return -EINVAL;
-	kvm_isolation_reset_stats();
+	kvm_x86_isolation_reset_stats();
 	return len;
 }
 
@@ -106,7 +109,7 @@ static int iso_faults_show(struct seq_file *m, void *v)
 	return 0;
 }
 DEFINE_SHOW_ATTRIBUTE(iso_faults);
-DEFINE_SHOW_ATTRIBUTE(kvm_isolation_ranges);
+DEFINE_SHOW_ATTRIBUTE(kvm_isolation_ranges);	/* the isolation layer's show */
 
 #ifdef CONFIG_KVM_ADDRESS_SPACE_ISOLATION_KUNIT_TEST
 static ssize_t iso_canary_write(struct file *file, const char __user *buf, size_t len,
@@ -129,12 +132,12 @@ static const struct file_operations iso_canary_fops = {
 #endif
 
 /**
- * kvm_isolation_debugfs_init() - create the isolation files in debugfs
+ * kvm_x86_isolation_debugfs_init() - create the isolation files in debugfs
  * @parent: KVM's debugfs directory; the files go away with it
  *
- * Return: the isolation directory, for KVM's own files.
+ * Return: the isolation directory, for KVM's other files.
  */
-struct dentry *kvm_isolation_debugfs_init(struct dentry *parent)
+struct dentry *kvm_x86_isolation_debugfs_init(struct dentry *parent)
 {
 	struct dentry *dir = debugfs_create_dir("isolation", parent);
 
@@ -146,4 +149,3 @@ struct dentry *kvm_isolation_debugfs_init(struct dentry *parent)
 #endif
 	return dir;
 }
-EXPORT_SYMBOL_GPL(kvm_isolation_debugfs_init);
