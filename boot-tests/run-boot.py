@@ -32,7 +32,7 @@ BADNESS = re.compile(
     r'rcu.*stall|blocked for more than|double fault|segfault at|'
     # Isolation's safety net caught an access to unmapped data: a path that
     # should have left isolation first.
-    r'KVM isolation: page fault|'
+    r'asi: page fault|'
     # The audit at a VM's end found pages the VM may not map.
     r'isolation audit:')
 

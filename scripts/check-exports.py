@@ -13,11 +13,11 @@ import subprocess
 import sys
 from pathlib import Path
 
-OBJECTS = ['arch/x86/mm/kvm_isolation.o', 'arch/x86/mm/kvm_isolation_switch.o',
+OBJECTS = ['arch/x86/mm/asi.o', 'arch/x86/mm/asi_switch.o',
            'arch/x86/kvm/isolation.o', 'arch/x86/kvm/isolation_debugfs.o']
 NAMESPACE = 'KVM'
 # Writable data that may be exported: a static key, which modules only test.
-DATA_ALLOWED = {'kvm_isolation_enabled'}
+DATA_ALLOWED = {'asi_enabled_key'}
 
 
 def defined_symbols(obj):

@@ -159,10 +159,10 @@ static long ptdump_total(const char *text, const char *inst, struct region *r, i
 	long total = -1;
 	int in = 0;
 
-	snprintf(header, sizeof(header), "---[ KVM isolation: %s ]---", inst);
+	snprintf(header, sizeof(header), "---[ asi: %s ]---", inst);
 	*outside = 0;
 	for (line = strtok_r(copy, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-		if (!strncmp(line, "---[ KVM isolation: ", 20)) {
+		if (!strncmp(line, "---[ asi: ", 10)) {
 			in = !strcmp(line, header);
 			if (in)
 				total = 0;
@@ -293,7 +293,7 @@ int main(void)
 	ktap_result(ok && owners[0] && owners[1] && owners[2], "ranges_hold_vm_vcpu_task");
 
 	/* ptdump: the same page table, seen by the kernel's own dumper. */
-	ptdump = slurp("/sys/kernel/debug/page_tables/kvm_isolation");
+	ptdump = slurp("/sys/kernel/debug/page_tables/asi");
 	total = ptdump ? ptdump_total(ptdump, inst, regions, nr, &outside) : -1;
 	iso_read_stats(&s);
 	snprintf(key, sizeof(key), "mapped_kib_%s", inst);

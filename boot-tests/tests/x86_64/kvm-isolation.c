@@ -22,7 +22,6 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <sched.h>
-#include <fcntl.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>

@@ -3,7 +3,7 @@
  * KVM address space isolation, KVM's side: the run-time switch, one
  * isolated address space per VM with the VM's, its vCPUs' and their tasks'
  * data, and where KVM_RUN enters and leaves it.  The restricted page tables
- * and the switching are built into the kernel (arch/x86/mm/kvm_isolation*.c).
+ * and the switching are built into the kernel (arch/x86/mm/asi*.c).
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -37,7 +37,7 @@ static bool __read_mostly address_space_isolation;
 module_param(address_space_isolation, bool, 0444);
 
 /* The module's per-CPU data (the running vCPU, the TSC rate) is mapped. */
-KVM_ISOLATION_MODULE_PERCPU_PAGES();
+ASI_MODULE_PERCPU_PAGES();
 
 /* Why KVM left isolation, and where VM-exits were handled. */
 static DEFINE_PER_CPU(struct kvm_x86_isolation_stats, kvm_x86_isolation_stats);
@@ -80,7 +80,7 @@ static int page_fault_stack_set(const char *val, const struct kernel_param *kp)
 	int ret = param_set_bool(val, kp);
 
 	if (!ret)
-		kvm_isolation_set_fault_stack(page_fault_stack);
+		asi_set_fault_stack(page_fault_stack);
 	return ret;
 }
 
@@ -101,7 +101,7 @@ struct kvm_x86_isolation_task {
 
 /* What a VM maps, beyond what its isolation instance tracks itself. */
 struct kvm_x86_isolation {
-	struct kvm_isolation *iso;
+	struct asi *iso;
 	struct mutex lock;		/* protects tasks and buses */
 	struct list_head tasks;
 	/*
@@ -168,7 +168,7 @@ static bool kvm_x86_isolation_traced(void)
  *
  * Called at the end of kvm_arch_hardware_setup(), once the vendor module is
  * known.  A failure leaves KVM working without isolation, and
- * kvm.address_space_isolation reads back as 0; kvm_isolation_setup() said
+ * kvm.address_space_isolation reads back as 0; asi_setup() said
  * why.
  */
 void kvm_x86_isolation_setup(struct kvm_x86_init_ops *ops)
@@ -184,7 +184,7 @@ void kvm_x86_isolation_setup(struct kvm_x86_init_ops *ops)
 		return;
 	}
 	if (kvm_x86_isolation_find_tracepoints() ||
-	    kvm_isolation_setup(mods, ARRAY_SIZE(mods))) {
+	    asi_setup(mods, ARRAY_SIZE(mods))) {
 		kfree(kvm_x86_isolation_tps);
 		kvm_x86_isolation_tps = NULL;
 		kvm_x86_isolation_nr_tps = 0;
@@ -201,7 +201,7 @@ void kvm_x86_isolation_setup(struct kvm_x86_init_ops *ops)
 void kvm_x86_isolation_teardown(void)
 {
 	if (address_space_isolation)
-		kvm_isolation_teardown();
+		asi_teardown();
 	kfree(kvm_x86_isolation_tps);
 	kvm_x86_isolation_tps = NULL;
 	kvm_x86_isolation_nr_tps = 0;
@@ -261,7 +261,7 @@ static void kvm_x86_isolation_vcpu_objs(struct kvm_vcpu *vcpu, struct kvm_isolat
 #define KVM_X86_ISOLATION_VCPU_OBJS 6
 
 /* Does @iso map a page of any object of @kvm: the VM, its vCPUs, their data? */
-static bool kvm_x86_isolation_maps_vm(struct kvm_isolation *iso, struct kvm *kvm)
+static bool kvm_x86_isolation_maps_vm(struct asi *iso, struct kvm *kvm)
 {
 	struct kvm_isolation_obj o[KVM_X86_ISOLATION_VCPU_OBJS];
 	struct kvm_vcpu *vcpu;
@@ -269,13 +269,13 @@ static bool kvm_x86_isolation_maps_vm(struct kvm_isolation *iso, struct kvm *kvm
 	bool leak;
 	int j;
 
-	leak = kvm_isolation_maps_allocation(iso, kvm) ||
-	       (kvm->arch.isolation && kvm_isolation_maps_allocation(iso, kvm->arch.isolation));
+	leak = asi_maps_allocation(iso, kvm) ||
+	       (kvm->arch.isolation && asi_maps_allocation(iso, kvm->arch.isolation));
 	kvm_for_each_vcpu(i, vcpu, kvm) {
-		leak |= kvm_isolation_maps_allocation(iso, vcpu);
+		leak |= asi_maps_allocation(iso, vcpu);
 		kvm_x86_isolation_vcpu_objs(vcpu, o);
 		for (j = 0; j < ARRAY_SIZE(o); j++)
-			leak |= kvm_isolation_maps_any(iso, o[j].ptr, o[j].size);
+			leak |= asi_maps_any(iso, o[j].ptr, o[j].size);
 	}
 	return leak;
 }
@@ -291,7 +291,7 @@ static unsigned long check_pfn;
  */
 static int kvm_x86_isolation_check_show(struct seq_file *m, void *v)
 {
-	struct kvm_isolation_audit audit;
+	struct asi_audit audit;
 	unsigned long known;
 	const char *name;
 	struct kvm *a, *b;
@@ -309,11 +309,11 @@ static int kvm_x86_isolation_check_show(struct seq_file *m, void *v)
 				continue;
 			leak = kvm_x86_isolation_maps_vm(xi->iso, b);
 			seq_printf(m, "%s %s maps nothing of %s\n", leak ? "not ok" : "ok",
-				   kvm_isolation_name(xi->iso), b->arch.isolation ?
-				   kvm_isolation_name(b->arch.isolation->iso) : b->stats_id);
+				   asi_name(xi->iso), b->arch.isolation ?
+				   asi_name(b->arch.isolation->iso) : b->stats_id);
 		}
-		name = kvm_isolation_name(xi->iso);
-		kvm_isolation_audit(xi->iso, m, 32, &audit);
+		name = asi_name(xi->iso);
+		asi_audit(xi->iso, m, 32, &audit);
 		seq_printf(m, "# %s: %lu KiB mapped, %lu KiB of it on pages shared with what it may not map, %lu bytes of those\n",
 			   name, audit.pages << (PAGE_SHIFT - 10),
 			   audit.shared << (PAGE_SHIFT - 10), audit.foreign_bytes);
@@ -330,18 +330,18 @@ static int kvm_x86_isolation_check_show(struct seq_file *m, void *v)
 			   audit.other_tasks || !audit.tasks ? "not ok" : "ok", name,
 			   audit.tasks, audit.other_tasks);
 		if (check_pfn && pfn_valid(check_pfn)) {
-			leak = kvm_isolation_maps_any(xi->iso, pfn_to_kaddr(check_pfn), 1);
+			leak = asi_maps_any(xi->iso, pfn_to_kaddr(check_pfn), 1);
 			seq_printf(m, "%s %s does not map pfn %#lx\n", leak ? "not ok" : "ok",
-				   kvm_isolation_name(xi->iso), check_pfn);
+				   asi_name(xi->iso), check_pfn);
 		}
 		if (check_secret.len) {
-			found = kvm_isolation_find(xi->iso, check_secret.bytes, check_secret.len);
+			found = asi_find(xi->iso, check_secret.bytes, check_secret.len);
 			seq_printf(m, "%s %s maps no page holding the planted secret (%ld)\n",
 				   found ? "not ok" : "ok", name, found);
 		}
 		/* In each vCPU's run page, and nowhere else it maps. */
 		if (check_control.len) {
-			found = kvm_isolation_find(xi->iso, check_control.bytes, check_control.len);
+			found = asi_find(xi->iso, check_control.bytes, check_control.len);
 			seq_printf(m, "%s %s maps the control planted in its run pages once per vCPU (%ld pages, %d vCPUs)\n",
 				   found == atomic_read(&a->online_vcpus) ? "ok" : "not ok", name,
 				   found, atomic_read(&a->online_vcpus));
@@ -449,8 +449,8 @@ int kvm_x86_isolation_map_objs(struct kvm *kvm, const struct kvm_isolation_obj *
 	for (i = 0; i < n; i++) {
 		if (!objs[i].ptr)
 			continue;
-		ret = kvm_isolation_map(xi->iso, objs[i].ptr, objs[i].size,
-					KVM_ISOLATION_PTE, owner);
+		ret = asi_map(xi->iso, objs[i].ptr, objs[i].size,
+			      ASI_PTE, owner);
 		if (ret)
 			goto err;
 	}
@@ -481,7 +481,7 @@ void kvm_x86_isolation_unmap_objs(struct kvm *kvm, const struct kvm_isolation_ob
 		return;
 	for (i = 0; i < n; i++)
 		if (objs[i].ptr)
-			kvm_isolation_unmap(xi->iso, objs[i].ptr);
+			asi_unmap(xi->iso, objs[i].ptr);
 }
 EXPORT_SYMBOL_NS_GPL(kvm_x86_isolation_unmap_objs, KVM);
 
@@ -495,8 +495,8 @@ static int kvm_x86_isolation_map_bus(struct kvm_x86_isolation *xi, enum kvm_bus 
 	WARN_ON_ONCE(xi->retired[idx]);
 	xi->retired[idx] = xi->buses[idx];
 	if (bus)
-		ret = kvm_isolation_map(xi->iso, bus, struct_size(bus, range, bus->dev_count),
-					KVM_ISOLATION_PTE, "VM");
+		ret = asi_map(xi->iso, bus, struct_size(bus, range, bus->dev_count),
+			      ASI_PTE, "VM");
 	WRITE_ONCE(xi->buses[idx], ret ? NULL : bus);
 	return ret;
 }
@@ -533,7 +533,7 @@ void kvm_arch_buses_updated(struct kvm *kvm, struct kvm_io_bus *old)
 	for (i = 0; i < KVM_NR_BUSES; i++) {
 		if (xi->retired[i] != old)
 			continue;
-		kvm_isolation_unmap(xi->iso, old);
+		asi_unmap(xi->iso, old);
 		xi->retired[i] = NULL;
 	}
 	mutex_unlock(&xi->lock);
@@ -552,9 +552,9 @@ struct kvm_x86_isolation_findings {
 static unsigned long kvm_x86_isolation_findings(struct kvm_x86_isolation *xi,
 						struct kvm_x86_isolation_findings *f)
 {
-	struct kvm_isolation_audit a;
+	struct asi_audit a;
 
-	kvm_isolation_audit(xi->iso, NULL, 0, &a);
+	asi_audit(xi->iso, NULL, 0, &a);
 	f->stray = a.stray;
 	if (a.debug_shares) {
 		f->shared = 0;
@@ -582,7 +582,7 @@ static void kvm_x86_isolation_audit(struct kvm_x86_isolation *xi)
 	 */
 	if (xi->audit_control) {
 		control = f;
-		kvm_isolation_unmap(xi->iso, xi->audit_control);
+		asi_unmap(xi->iso, xi->audit_control);
 		kfree(xi->audit_control);
 		xi->audit_control = NULL;
 		found = control.shared == 1 && !control.stray && !control.others &&
@@ -590,17 +590,17 @@ static void kvm_x86_isolation_audit(struct kvm_x86_isolation *xi)
 		if (found) {
 			atomic_inc(&kvm_x86_isolation_audit_controls);
 			pr_info("audit control: %s: the page planted shared was found\n",
-				kvm_isolation_name(xi->iso));
+				asi_name(xi->iso));
 			return;
 		}
 		pr_err("isolation audit: %s: the page planted shared was not found alone (%lu shared with it)\n",
-		       kvm_isolation_name(xi->iso), control.shared);
+		       asi_name(xi->iso), control.shared);
 	}
 	if (!f.stray && !f.shared && !f.others)
 		return;
 	atomic_inc(&kvm_x86_isolation_audit_findings);
 	pr_err("isolation audit: %s maps %lu stray pages, %lu shared pages and %lu other tasks' pages (debugfs kvm/isolation/check names them while a VM runs)\n",
-	       kvm_isolation_name(xi->iso), f.stray, f.shared, f.others);
+	       asi_name(xi->iso), f.stray, f.shared, f.others);
 }
 
 /* Plant the audit's positive control in a new VM, when it is armed. */
@@ -611,7 +611,7 @@ static void kvm_x86_isolation_plant_audit_control(struct kvm_x86_isolation *xi)
 		return;
 	xi->audit_control = kzalloc(64, GFP_KERNEL_ACCOUNT);
 	if (xi->audit_control &&
-	    kvm_isolation_map(xi->iso, xi->audit_control, 64, KVM_ISOLATION_PTE, "control")) {
+	    asi_map(xi->iso, xi->audit_control, 64, ASI_PTE, "control")) {
 		kfree(xi->audit_control);
 		xi->audit_control = NULL;
 	}
@@ -631,14 +631,14 @@ int kvm_arch_vm_postcreate(struct kvm *kvm)
 	char name[24];
 	int i, ret;
 
-	if (!kvm_isolation())
+	if (!asi_enabled())
 		return 0;
 	xi = kzalloc(kvm_arch_vm_object_size(sizeof(*xi)), GFP_KERNEL_ACCOUNT);
 	if (!xi)
 		return -ENOMEM;
 	/* Reports name it after the VM's stats id, plus a sequence number. */
 	snprintf(name, sizeof(name), "%s#%u", kvm->stats_id, atomic_inc_return(&vm_seq));
-	xi->iso = kvm_isolation_create(name);
+	xi->iso = asi_create(name);
 	if (IS_ERR(xi->iso)) {
 		ret = PTR_ERR(xi->iso);
 		goto err_free;
@@ -654,14 +654,14 @@ int kvm_arch_vm_postcreate(struct kvm *kvm)
 	kvm->arch.isolation = xi;
 	mutex_unlock(&kvm_lock);
 
-	ret = kvm_isolation_map(xi->iso, kvm, kvm_x86_ops.vm_size, KVM_ISOLATION_PTE, "VM");
+	ret = asi_map(xi->iso, kvm, kvm_x86_ops.vm_size, ASI_PTE, "VM");
 	if (!ret)
-		ret = kvm_isolation_map(xi->iso, xi, sizeof(*xi), KVM_ISOLATION_PTE, "VM");
+		ret = asi_map(xi->iso, xi, sizeof(*xi), ASI_PTE, "VM");
 	/* SRCU allocated this size: whole pages with isolation asked for at boot. */
 	if (!ret)
-		ret = kvm_isolation_map_percpu(xi->iso, kvm->srcu.sda,
-					       kvm_isolation_exclusive_size(sizeof(*kvm->srcu.sda)),
-					       "VM");
+		ret = asi_map_percpu(xi->iso, kvm->srcu.sda,
+				     asi_exclusive_size(sizeof(*kvm->srcu.sda)),
+				     "VM");
 	for (i = 0; i < KVM_NR_BUSES && !ret; i++) {
 		mutex_lock(&xi->lock);
 		ret = kvm_x86_isolation_map_bus(xi, i,
@@ -675,14 +675,14 @@ int kvm_arch_vm_postcreate(struct kvm *kvm)
 	kvm_x86_isolation_plant_audit_control(xi);
 
 	/* The fault log starts afresh with each VM. */
-	kvm_isolation_reset_fault_log();
+	asi_reset_fault_log();
 	return 0;
 
 err_destroy:
 	mutex_lock(&kvm_lock);
 	kvm->arch.isolation = NULL;
 	mutex_unlock(&kvm_lock);
-	kvm_isolation_destroy(xi->iso);
+	asi_destroy(xi->iso);
 err_free:
 	kfree(xi);
 	pr_warn_ratelimited("creating the isolated address space of a VM failed (%d)\n", ret);
@@ -703,8 +703,8 @@ void kvm_x86_isolation_irqchip(struct kvm *kvm)
 	if (!xi || !kvm->arch.vpic)
 		return;
 	mutex_lock(&xi->lock);
-	xi->pic = !kvm_isolation_map(xi->iso, kvm->arch.vpic, sizeof(*kvm->arch.vpic),
-				     KVM_ISOLATION_PTE, "VM");
+	xi->pic = !asi_map(xi->iso, kvm->arch.vpic, sizeof(*kvm->arch.vpic),
+			   ASI_PTE, "VM");
 	mutex_unlock(&xi->lock);
 	if (!xi->pic)
 		pr_warn_ratelimited("VM %d: mapping the PIC failed, its I/O leaves isolation\n",
@@ -729,11 +729,11 @@ void kvm_x86_isolation_vm_predestroy(struct kvm *kvm)
 		kvm_x86_isolation_audit(xi);
 	mutex_lock(&xi->lock);
 	if (xi->pic)
-		kvm_isolation_unmap(xi->iso, kvm->arch.vpic);
+		asi_unmap(xi->iso, kvm->arch.vpic);
 	xi->pic = false;
 	for (i = 0; i < KVM_NR_BUSES; i++) {
 		if (xi->buses[i])
-			kvm_isolation_unmap(xi->iso, xi->buses[i]);
+			asi_unmap(xi->iso, xi->buses[i]);
 		xi->buses[i] = NULL;
 		WARN_ON_ONCE(xi->retired[i]);
 	}
@@ -760,7 +760,7 @@ void kvm_x86_isolation_vm_destroy(struct kvm *kvm)
 		return;
 	WARN_ON(!list_empty(&xi->tasks));
 	kvm->arch.isolation = NULL;
-	kvm_isolation_destroy(xi->iso);
+	asi_destroy(xi->iso);
 	xa_destroy(&xi->optional);
 	kfree(xi->audit_control);
 	kfree(xi);
@@ -773,12 +773,12 @@ static void kvm_x86_isolation_map_optional(struct kvm *kvm, const void *ptr, siz
 	struct kvm_x86_isolation *xi = kvm->arch.isolation;
 	int ret;
 
-	ret = kvm_isolation_map(xi->iso, ptr, size, KVM_ISOLATION_PTE, owner);
+	ret = asi_map(xi->iso, ptr, size, ASI_PTE, owner);
 	if (!ret) {
 		ret = xa_err(xa_store(&xi->optional, (unsigned long)ptr, xa_mk_value(1),
 				      GFP_KERNEL_ACCOUNT));
 		if (ret)
-			kvm_isolation_unmap(xi->iso, ptr);
+			asi_unmap(xi->iso, ptr);
 	}
 	if (ret)
 		pr_warn_ratelimited("VM %d: mapping %s failed (%d), exits that use it will fault\n",
@@ -790,7 +790,7 @@ static void kvm_x86_isolation_unmap_optional(struct kvm *kvm, const void *ptr)
 	struct kvm_x86_isolation *xi = kvm->arch.isolation;
 
 	if (xa_erase(&xi->optional, (unsigned long)ptr))
-		kvm_isolation_unmap(xi->iso, ptr);
+		asi_unmap(xi->iso, ptr);
 }
 
 /**
@@ -824,7 +824,7 @@ static void kvm_x86_isolation_put_task(struct kvm_x86_isolation *xi, struct task
 		if (t->task != task)
 			continue;
 		if (!--t->users) {
-			kvm_isolation_unmap_task(xi->iso, task);
+			asi_unmap_task(xi->iso, task);
 			list_del(&t->list);
 			kfree(t);
 		}
@@ -847,7 +847,7 @@ static int kvm_x86_isolation_get_task(struct kvm_x86_isolation *xi, struct task_
 	t = kzalloc(sizeof(*t), GFP_KERNEL_ACCOUNT);
 	if (!t)
 		return -ENOMEM;
-	ret = kvm_isolation_map_task(xi->iso, task);
+	ret = asi_map_task(xi->iso, task);
 	if (ret) {
 		kfree(t);
 		return ret;
@@ -926,9 +926,9 @@ void kvm_x86_isolation_enter(struct kvm_vcpu *vcpu)
 	    kvm_x86_isolation_nested(vcpu))
 		return;
 	/* Traced on full mappings, before the switch. */
-	if (!kvm_isolation_loaded(xi->iso))
-		trace_kvm_isolation_enter(kvm_isolation_name(xi->iso));
-	kvm_isolation_enter(xi->iso);
+	if (!asi_loaded(xi->iso))
+		trace_kvm_isolation_enter(asi_name(xi->iso));
+	asi_enter(xi->iso);
 }
 
 /**
@@ -943,9 +943,9 @@ void kvm_x86_isolation_vmexit_done(struct kvm_vcpu *vcpu)
 
 	if (!xi || vcpu->arch.isolation_task != current)
 		return;
-	if (kvm_isolation_loaded(xi->iso)) {
+	if (asi_loaded(xi->iso)) {
 		this_cpu_inc(kvm_x86_isolation_stats.vmexits_inside);
-		kvm_isolation_check_cr3();
+		asi_check_cr3();
 	} else {
 		this_cpu_inc(kvm_x86_isolation_stats.vmexits_outside);
 	}
@@ -955,7 +955,7 @@ void kvm_x86_isolation_vmexit_done(struct kvm_vcpu *vcpu)
  * kvm_x86_isolation_left() - count and trace a leave of KVM's
  * @reason: why KVM left
  *
- * Called on full mappings, after kvm_isolation_exit() left isolation.
+ * Called on full mappings, after asi_exit() left isolation.
  */
 void kvm_x86_isolation_left(enum kvm_isolation_exit_reason reason)
 {
@@ -993,7 +993,7 @@ void kvm_x86_isolation_reset_stats(void)
 	for_each_possible_cpu(cpu)
 		memset(per_cpu_ptr(&kvm_x86_isolation_stats, cpu), 0,
 		       sizeof(struct kvm_x86_isolation_stats));
-	kvm_isolation_reset_stats();
+	asi_reset_stats();
 }
 
 /**

@@ -3,7 +3,7 @@
 #define __KVM_X86_ISOLATION_H
 
 #include <linux/kvm_host.h>
-#include <asm/kvm_isolation.h>
+#include <asm/asi.h>
 
 struct kvm_x86_init_ops;
 
@@ -73,7 +73,7 @@ unsigned int kvm_x86_isolation_vcpu_align(unsigned int align);
  */
 static inline bool kvm_x86_isolation_leave(enum kvm_isolation_exit_reason reason)
 {
-	if (!kvm_isolation_exit())
+	if (!asi_exit())
 		return false;
 	kvm_x86_isolation_left(reason);
 	return true;

@@ -37,12 +37,12 @@ static const char *const iso_exit_names[KVM_ISOLATION_NR_EXIT_REASONS] = {
 static int iso_stats_show(struct seq_file *m, void *v)
 {
 	struct kvm_x86_isolation_stats k;
-	struct kvm_isolation_stats s;
+	struct asi_stats s;
 	int i;
 
-	kvm_isolation_get_stats(&s);
+	asi_get_stats(&s);
 	kvm_x86_isolation_get_stats(&k);
-	seq_printf(m, "enabled %d\n", kvm_isolation());
+	seq_printf(m, "enabled %d\n", asi_enabled());
 	seq_printf(m, "enters %llu\n", s.enters);
 	/* KVM's reasons, then the layer's own: every exit once. */
 	for (i = 0; i < KVM_ISOLATION_NR_EXIT_REASONS; i++)
@@ -59,8 +59,8 @@ static int iso_stats_show(struct seq_file *m, void *v)
 	seq_printf(m, "canary_faults %llu\n", s.canary_faults);
 	seq_printf(m, "cr3_checks %llu\n", s.cr3_checks);
 	seq_printf(m, "cr3_mismatches %llu\n", s.cr3_mismatches);
-	seq_printf(m, "pagetable_pages %lu\n", kvm_isolation_pgtable_pages());
-	kvm_isolation_show_summary(m);
+	seq_printf(m, "pagetable_pages %lu\n", asi_pgtable_pages());
+	asi_show_summary(m);
 	return 0;
 }
 
@@ -94,13 +94,13 @@ static const struct file_operations iso_stats_fops = {
 
 static int iso_faults_show(struct seq_file *m, void *v)
 {
-	struct kvm_isolation_fault *log;
+	struct asi_fault_site *log;
 	unsigned int i, n;
 
-	log = kmalloc_array(KVM_ISOLATION_FAULT_SITES, sizeof(*log), GFP_KERNEL);
+	log = kmalloc_array(ASI_FAULT_SITES, sizeof(*log), GFP_KERNEL);
 	if (!log)
 		return -ENOMEM;
-	n = kvm_isolation_fault_log(log);
+	n = asi_fault_log(log);
 	seq_puts(m, "# count instruction address error_code\n");
 	for (i = 0; i < n; i++)
 		seq_printf(m, "%llu %pS %#lx %#lx\n", log[i].count, (void *)log[i].ip,
@@ -109,7 +109,7 @@ static int iso_faults_show(struct seq_file *m, void *v)
 	return 0;
 }
 DEFINE_SHOW_ATTRIBUTE(iso_faults);
-DEFINE_SHOW_ATTRIBUTE(kvm_isolation_ranges);	/* the isolation layer's show */
+DEFINE_SHOW_ATTRIBUTE(asi_ranges);	/* the isolation layer's show */
 
 #ifdef CONFIG_KVM_ADDRESS_SPACE_ISOLATION_KUNIT_TEST
 static ssize_t iso_canary_write(struct file *file, const char __user *buf, size_t len,
@@ -119,7 +119,7 @@ static ssize_t iso_canary_write(struct file *file, const char __user *buf, size_
 	int ret = kstrtouint_from_user(buf, len, 0, &n);
 
 	if (!ret)
-		ret = kvm_isolation_arm_canary(n);
+		ret = asi_arm_canary(n);
 	return ret ? ret : len;
 }
 
@@ -143,7 +143,7 @@ struct dentry *kvm_x86_isolation_debugfs_init(struct dentry *parent)
 
 	debugfs_create_file("stats", 0644, dir, NULL, &iso_stats_fops);
 	debugfs_create_file("faults", 0444, dir, NULL, &iso_faults_fops);
-	debugfs_create_file("ranges", 0444, dir, NULL, &kvm_isolation_ranges_fops);
+	debugfs_create_file("ranges", 0444, dir, NULL, &asi_ranges_fops);
 #ifdef CONFIG_KVM_ADDRESS_SPACE_ISOLATION_KUNIT_TEST
 	debugfs_create_file("canary", 0200, dir, NULL, &iso_canary_fops);
 #endif

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * KUnit tests of the KVM isolation page-table core.  Included from
- * kvm_isolation.c so that the tests can look at its internals.
+ * KUnit tests of the ASI page-table core.  Included from
+ * asi.c so that the tests can look at its internals.
  */
 #include <kunit/test.h>
 #include <linux/vmalloc.h>
@@ -14,15 +14,15 @@ struct iso_test_xlate {
 
 static bool iso_test_translate(void *pgd, unsigned long addr, struct iso_test_xlate *x)
 {
-	enum kvm_isolation_level l = KVM_ISOLATION_PGD;
+	enum asi_level l = ASI_PGD;
 	unsigned long val = READ_ONCE(*iso_offset(pgd, addr, l));
 
 	for (;;) {
 		if (!iso_present(val))
 			return false;
 		if (iso_leaf(l, val)) {
-			if (l != KVM_ISOLATION_PTE)
-				val = iso_split_leaf(val, l, addr, KVM_ISOLATION_PTE);
+			if (l != ASI_PTE)
+				val = iso_split_leaf(val, l, addr, ASI_PTE);
 			x->phys = val & PTE_PFN_MASK;
 			x->flags = val & ~PTE_PFN_MASK & ~ISO_HW_BITS;
 			return true;
@@ -32,7 +32,7 @@ static bool iso_test_translate(void *pgd, unsigned long addr, struct iso_test_xl
 	}
 }
 
-static bool iso_test_mapped(struct kvm_isolation *iso, unsigned long addr)
+static bool iso_test_mapped(struct asi *iso, unsigned long addr)
 {
 	struct iso_test_xlate x;
 
@@ -40,7 +40,7 @@ static bool iso_test_mapped(struct kvm_isolation *iso, unsigned long addr)
 }
 
 /* Every page of [start, end) translates in @iso exactly as in the kernel. */
-static void iso_test_expect_same(struct kunit *test, struct kvm_isolation *iso,
+static void iso_test_expect_same(struct kunit *test, struct asi *iso,
 				 unsigned long start, unsigned long end)
 {
 	struct iso_test_xlate k, o;
@@ -58,7 +58,7 @@ static void iso_test_expect_same(struct kunit *test, struct kvm_isolation *iso,
 	}
 }
 
-static void iso_test_expect_unmapped(struct kunit *test, struct kvm_isolation *iso,
+static void iso_test_expect_unmapped(struct kunit *test, struct asi *iso,
 				     unsigned long start, unsigned long end)
 {
 	unsigned long addr;
@@ -98,7 +98,7 @@ static void iso_test_snapshot(struct kunit *test, struct iso_test_snap *s,
 
 	s->n = 0;
 	for (addr = (start & PAGE_MASK) - PAGE_SIZE; addr < end + PAGE_SIZE; addr += PAGE_SIZE) {
-		enum kvm_isolation_level l = KVM_ISOLATION_PGD;
+		enum asi_level l = ASI_PGD;
 		void *table = init_mm.pgd;
 		unsigned long val;
 
@@ -122,19 +122,19 @@ static void iso_test_expect_snapshot(struct kunit *test, struct iso_test_snap *s
 				    "kernel page-table page %p changed", s->page[i]);
 }
 
-static int iso_test_map(struct kvm_isolation *iso, const void *ptr, size_t size,
-			enum kvm_isolation_level level)
+static int iso_test_map(struct asi *iso, const void *ptr, size_t size,
+			enum asi_level level)
 {
-	return kvm_isolation_map(iso, ptr, size, level, "test");
+	return asi_map(iso, ptr, size, level, "test");
 }
 
 /*
  * An instance whose table holds only what a test maps: with KASAN, no
  * shadow ranges beside (iso_test_kasan_shadow() tests those).
  */
-static struct kvm_isolation *iso_test_create(struct kunit *test, struct kvm_isolation *shared)
+static struct asi *iso_test_create(struct kunit *test, struct asi *shared)
 {
-	struct kvm_isolation *iso = iso_create(shared, GFP_KERNEL, "test");
+	struct asi *iso = iso_create(shared, GFP_KERNEL, "test");
 
 	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, iso);
 	iso->kasan_shadow = false;
@@ -152,7 +152,7 @@ static void *iso_test_vmalloc(struct kunit *test, size_t size)
 /* Copy at every level, then compare walks of both page tables. */
 static void iso_test_copy_levels(struct kunit *test)
 {
-	struct kvm_isolation *iso = iso_test_create(test, NULL);
+	struct asi *iso = iso_test_create(test, NULL);
 	void *vbuf = iso_test_vmalloc(test, 3 * PAGE_SIZE);
 	void *kbuf = kunit_kmalloc(test, 2 * PAGE_SIZE, GFP_KERNEL);
 	unsigned long text = (unsigned long)_text, cea = CPU_ENTRY_AREA_BASE;
@@ -161,39 +161,39 @@ static void iso_test_copy_levels(struct kunit *test)
 	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, kbuf);
 
 	/* PTE: vmalloc and the direct map (a huge kernel page copied as 4 KiB pages). */
-	KUNIT_EXPECT_EQ(test, iso_test_map(iso, vbuf, 3 * PAGE_SIZE, KVM_ISOLATION_PTE), 0);
+	KUNIT_EXPECT_EQ(test, iso_test_map(iso, vbuf, 3 * PAGE_SIZE, ASI_PTE), 0);
 	iso_test_expect_same(test, iso, (unsigned long)vbuf, (unsigned long)vbuf + 3 * PAGE_SIZE);
-	KUNIT_EXPECT_EQ(test, iso_test_map(iso, kbuf, 2 * PAGE_SIZE, KVM_ISOLATION_PTE), 0);
+	KUNIT_EXPECT_EQ(test, iso_test_map(iso, kbuf, 2 * PAGE_SIZE, ASI_PTE), 0);
 	iso_test_expect_same(test, iso, (unsigned long)kbuf, (unsigned long)kbuf + 2 * PAGE_SIZE);
 	iso_test_expect_unmapped(test, iso, (unsigned long)kbuf - PAGE_SIZE, (unsigned long)kbuf);
 	iso_test_expect_unmapped(test, iso, PAGE_ALIGN((unsigned long)kbuf + 2 * PAGE_SIZE),
 				 PAGE_ALIGN((unsigned long)kbuf + 3 * PAGE_SIZE));
 
 	/* PMD: a 2 MiB slot of kernel text, whatever the kernel maps it with. */
-	KUNIT_EXPECT_EQ(test, iso_test_map(iso, _text, PAGE_SIZE, KVM_ISOLATION_PMD), 0);
+	KUNIT_EXPECT_EQ(test, iso_test_map(iso, _text, PAGE_SIZE, ASI_PMD), 0);
 	iso_test_expect_same(test, iso, text, text + PMD_SIZE);
 
 	/* P4D (the PGD with 4-level paging): the whole cpu_entry_area. */
-	KUNIT_EXPECT_EQ(test, iso_test_map(iso, (void *)cea, PAGE_SIZE, KVM_ISOLATION_P4D), 0);
+	KUNIT_EXPECT_EQ(test, iso_test_map(iso, (void *)cea, PAGE_SIZE, ASI_P4D), 0);
 	iso_test_expect_same(test, iso, (unsigned long)area, (unsigned long)(area + 1));
 
 	/* PUD: a 1 GiB slot of the vmalloc area, by reference. */
-	kvm_isolation_unmap(iso, vbuf);
-	KUNIT_EXPECT_EQ(test, iso_test_map(iso, vbuf, PAGE_SIZE, KVM_ISOLATION_PUD), 0);
+	asi_unmap(iso, vbuf);
+	KUNIT_EXPECT_EQ(test, iso_test_map(iso, vbuf, PAGE_SIZE, ASI_PUD), 0);
 	iso_test_expect_same(test, iso, (unsigned long)vbuf, (unsigned long)vbuf + 3 * PAGE_SIZE);
 
-	kvm_isolation_destroy(iso);
+	asi_destroy(iso);
 	vfree(vbuf);
 }
 
 /* The kernel's page-table pages are bit for bit the same after copy and clear. */
 static void iso_test_kernel_unchanged(struct kunit *test)
 {
-	struct kvm_isolation *iso = iso_test_create(test, NULL);
+	struct asi *iso = iso_test_create(test, NULL);
 	void *vbuf = iso_test_vmalloc(test, 2 * PAGE_SIZE);
 	void *kbuf = kunit_kmalloc(test, PAGE_SIZE, GFP_KERNEL);
 	struct iso_test_snap *v, *k;
-	enum kvm_isolation_level level;
+	enum asi_level level;
 
 	v = kunit_kzalloc(test, sizeof(*v), GFP_KERNEL);
 	k = kunit_kzalloc(test, sizeof(*k), GFP_KERNEL);
@@ -203,20 +203,20 @@ static void iso_test_kernel_unchanged(struct kunit *test)
 	iso_test_snapshot(test, v, (unsigned long)vbuf, (unsigned long)vbuf + 2 * PAGE_SIZE);
 	iso_test_snapshot(test, k, (unsigned long)kbuf, (unsigned long)kbuf + PAGE_SIZE);
 
-	for (level = KVM_ISOLATION_PUD; level <= KVM_ISOLATION_PTE; level++) {
-		KUNIT_EXPECT_EQ(test, kvm_isolation_map(iso, vbuf, 2 * PAGE_SIZE, level, "t"), 0);
+	for (level = ASI_PUD; level <= ASI_PTE; level++) {
+		KUNIT_EXPECT_EQ(test, asi_map(iso, vbuf, 2 * PAGE_SIZE, level, "t"), 0);
 		iso_test_expect_snapshot(test, v);
-		kvm_isolation_unmap(iso, vbuf);
+		asi_unmap(iso, vbuf);
 		iso_test_expect_snapshot(test, v);
 		iso_test_expect_unmapped(test, iso, (unsigned long)vbuf,
 					 (unsigned long)vbuf + 2 * PAGE_SIZE);
 	}
-	KUNIT_EXPECT_EQ(test, iso_test_map(iso, kbuf, PAGE_SIZE, KVM_ISOLATION_PTE), 0);
+	KUNIT_EXPECT_EQ(test, iso_test_map(iso, kbuf, PAGE_SIZE, ASI_PTE), 0);
 	iso_test_expect_snapshot(test, k);
-	kvm_isolation_unmap(iso, kbuf);
+	asi_unmap(iso, kbuf);
 	iso_test_expect_snapshot(test, k);
 
-	kvm_isolation_destroy(iso);
+	asi_destroy(iso);
 	vfree(vbuf);
 }
 
@@ -233,72 +233,72 @@ static void iso_test_refuse_overwrite(struct kunit *test)
 /* User addresses and coarse copies of the direct map are refused. */
 static void iso_test_refuse_bad_ranges(struct kunit *test)
 {
-	struct kvm_isolation *iso = iso_test_create(test, NULL);
+	struct asi *iso = iso_test_create(test, NULL);
 	void *kbuf = kunit_kmalloc(test, PAGE_SIZE, GFP_KERNEL);
 
 	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, kbuf);
-	KUNIT_EXPECT_EQ(test, kvm_isolation_map(iso, (void *)0x400000, PAGE_SIZE,
-						KVM_ISOLATION_PTE, "t"), -EINVAL);
-	KUNIT_EXPECT_EQ(test, iso_test_map(iso, kbuf, PAGE_SIZE, KVM_ISOLATION_PMD),
+	KUNIT_EXPECT_EQ(test, asi_map(iso, (void *)0x400000, PAGE_SIZE,
+				      ASI_PTE, "t"), -EINVAL);
+	KUNIT_EXPECT_EQ(test, iso_test_map(iso, kbuf, PAGE_SIZE, ASI_PMD),
 			-EINVAL);
-	KUNIT_EXPECT_EQ(test, iso_test_map(iso, kbuf, 0, KVM_ISOLATION_PTE), -EINVAL);
+	KUNIT_EXPECT_EQ(test, iso_test_map(iso, kbuf, 0, ASI_PTE), -EINVAL);
 	KUNIT_EXPECT_FALSE(test, iso_test_mapped(iso, (unsigned long)kbuf));
-	kvm_isolation_destroy(iso);
+	asi_destroy(iso);
 }
 
 /* A subset of a mapped range, and a superset of one. */
 static void iso_test_subset_superset(struct kunit *test)
 {
-	struct kvm_isolation *iso = iso_test_create(test, NULL);
+	struct asi *iso = iso_test_create(test, NULL);
 	unsigned long b = (unsigned long)iso_test_vmalloc(test, 3 * PAGE_SIZE);
 	void *big = (void *)b, *mid = (void *)(b + PAGE_SIZE);
 
 	/* Subset mapped after the big range; the big one goes first. */
-	KUNIT_EXPECT_EQ(test, iso_test_map(iso, big, 3 * PAGE_SIZE, KVM_ISOLATION_PTE), 0);
-	KUNIT_EXPECT_EQ(test, iso_test_map(iso, mid, PAGE_SIZE, KVM_ISOLATION_PTE), 0);
-	kvm_isolation_unmap(iso, big);
+	KUNIT_EXPECT_EQ(test, iso_test_map(iso, big, 3 * PAGE_SIZE, ASI_PTE), 0);
+	KUNIT_EXPECT_EQ(test, iso_test_map(iso, mid, PAGE_SIZE, ASI_PTE), 0);
+	asi_unmap(iso, big);
 	iso_test_expect_same(test, iso, b + PAGE_SIZE, b + 2 * PAGE_SIZE);
 	iso_test_expect_unmapped(test, iso, b, b + PAGE_SIZE);
 	iso_test_expect_unmapped(test, iso, b + 2 * PAGE_SIZE, b + 3 * PAGE_SIZE);
-	kvm_isolation_unmap(iso, mid);
+	asi_unmap(iso, mid);
 	iso_test_expect_unmapped(test, iso, b, b + 3 * PAGE_SIZE);
 
 	/* Superset mapped after the small range; the small one goes first. */
-	KUNIT_EXPECT_EQ(test, iso_test_map(iso, mid, PAGE_SIZE, KVM_ISOLATION_PTE), 0);
-	KUNIT_EXPECT_EQ(test, iso_test_map(iso, big, 3 * PAGE_SIZE, KVM_ISOLATION_PTE), 0);
-	kvm_isolation_unmap(iso, mid);
+	KUNIT_EXPECT_EQ(test, iso_test_map(iso, mid, PAGE_SIZE, ASI_PTE), 0);
+	KUNIT_EXPECT_EQ(test, iso_test_map(iso, big, 3 * PAGE_SIZE, ASI_PTE), 0);
+	asi_unmap(iso, mid);
 	iso_test_expect_same(test, iso, b, b + 3 * PAGE_SIZE);
-	kvm_isolation_unmap(iso, big);
+	asi_unmap(iso, big);
 	iso_test_expect_unmapped(test, iso, b, b + 3 * PAGE_SIZE);
 
 	/* A finer range inside a coarser one adds nothing, and outlives it. */
-	KUNIT_EXPECT_EQ(test, iso_test_map(iso, big, PAGE_SIZE, KVM_ISOLATION_PMD), 0);
-	KUNIT_EXPECT_EQ(test, iso_test_map(iso, mid, PAGE_SIZE, KVM_ISOLATION_PTE), 0);
+	KUNIT_EXPECT_EQ(test, iso_test_map(iso, big, PAGE_SIZE, ASI_PMD), 0);
+	KUNIT_EXPECT_EQ(test, iso_test_map(iso, mid, PAGE_SIZE, ASI_PTE), 0);
 	KUNIT_EXPECT_FALSE(test, iso_owns(iso, (void *)((unsigned long)
-			   iso_walk(iso, b, KVM_ISOLATION_PTE, false) & PAGE_MASK)));
-	kvm_isolation_unmap(iso, big);
+			   iso_walk(iso, b, ASI_PTE, false) & PAGE_MASK)));
+	asi_unmap(iso, big);
 	iso_test_expect_same(test, iso, b + PAGE_SIZE, b + 2 * PAGE_SIZE);
 	iso_test_expect_unmapped(test, iso, b, b + PAGE_SIZE);
 	iso_test_expect_unmapped(test, iso, b + 2 * PAGE_SIZE, b + 3 * PAGE_SIZE);
-	kvm_isolation_unmap(iso, mid);
+	asi_unmap(iso, mid);
 	iso_test_expect_unmapped(test, iso, b, b + 3 * PAGE_SIZE);
 
 	/* A coarser range over finer entries of our own is refused, harmlessly. */
-	KUNIT_EXPECT_EQ(test, iso_test_map(iso, mid, PAGE_SIZE, KVM_ISOLATION_PTE), 0);
-	KUNIT_EXPECT_EQ(test, iso_test_map(iso, big, PAGE_SIZE, KVM_ISOLATION_PMD), -EBUSY);
+	KUNIT_EXPECT_EQ(test, iso_test_map(iso, mid, PAGE_SIZE, ASI_PTE), 0);
+	KUNIT_EXPECT_EQ(test, iso_test_map(iso, big, PAGE_SIZE, ASI_PMD), -EBUSY);
 	iso_test_expect_same(test, iso, b + PAGE_SIZE, b + 2 * PAGE_SIZE);
 	iso_test_expect_unmapped(test, iso, b, b + PAGE_SIZE);
-	kvm_isolation_unmap(iso, mid);
+	asi_unmap(iso, mid);
 
 	/* The same buffer twice takes a reference. */
-	KUNIT_EXPECT_EQ(test, iso_test_map(iso, mid, PAGE_SIZE, KVM_ISOLATION_PTE), 0);
-	KUNIT_EXPECT_EQ(test, iso_test_map(iso, mid, PAGE_SIZE, KVM_ISOLATION_PTE), 0);
-	kvm_isolation_unmap(iso, mid);
+	KUNIT_EXPECT_EQ(test, iso_test_map(iso, mid, PAGE_SIZE, ASI_PTE), 0);
+	KUNIT_EXPECT_EQ(test, iso_test_map(iso, mid, PAGE_SIZE, ASI_PTE), 0);
+	asi_unmap(iso, mid);
 	KUNIT_EXPECT_TRUE(test, iso_test_mapped(iso, b + PAGE_SIZE));
-	kvm_isolation_unmap(iso, mid);
+	asi_unmap(iso, mid);
 	KUNIT_EXPECT_FALSE(test, iso_test_mapped(iso, b + PAGE_SIZE));
 
-	kvm_isolation_destroy(iso);
+	asi_destroy(iso);
 	vfree(big);
 }
 
@@ -310,52 +310,52 @@ static void iso_test_subset_superset(struct kunit *test)
  */
 static void iso_test_reallocated(struct kunit *test)
 {
-	struct kvm_isolation *iso = iso_test_create(test, NULL);
+	struct asi *iso = iso_test_create(test, NULL);
 	unsigned long b = (unsigned long)iso_test_vmalloc(test, 2 * PAGE_SIZE);
 	unsigned long *slot;
 
-	KUNIT_EXPECT_EQ(test, kvm_isolation_map(iso, (void *)b, 2 * PAGE_SIZE,
-						KVM_ISOLATION_PTE, "old"), 0);
-	slot = iso_walk(iso, b, KVM_ISOLATION_PTE, false);
+	KUNIT_EXPECT_EQ(test, asi_map(iso, (void *)b, 2 * PAGE_SIZE,
+				      ASI_PTE, "old"), 0);
+	slot = iso_walk(iso, b, ASI_PTE, false);
 	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, slot);
 	WRITE_ONCE(*slot, READ_ONCE(*slot) ^ PAGE_SIZE);
-	KUNIT_EXPECT_EQ(test, kvm_isolation_map(iso, (void *)b, 2 * PAGE_SIZE,
-						KVM_ISOLATION_PTE, "new"), 0);
+	KUNIT_EXPECT_EQ(test, asi_map(iso, (void *)b, 2 * PAGE_SIZE,
+				      ASI_PTE, "new"), 0);
 	iso_test_expect_same(test, iso, b, b + 2 * PAGE_SIZE);
 	KUNIT_EXPECT_TRUE(test, list_is_singular(&iso->ranges));
 
 	/* Replacing may have freed and reallocated the page-table page. */
-	slot = iso_walk(iso, b, KVM_ISOLATION_PTE, false);
+	slot = iso_walk(iso, b, ASI_PTE, false);
 	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, slot);
 	WRITE_ONCE(*slot, READ_ONCE(*slot) ^ PAGE_SIZE);
-	KUNIT_EXPECT_EQ(test, kvm_isolation_map(iso, (void *)b, PAGE_SIZE,
-						KVM_ISOLATION_PTE, "overlap"), 0);
+	KUNIT_EXPECT_EQ(test, asi_map(iso, (void *)b, PAGE_SIZE,
+				      ASI_PTE, "overlap"), 0);
 	iso_test_expect_same(test, iso, b, b + PAGE_SIZE);
 
-	kvm_isolation_destroy(iso);
+	asi_destroy(iso);
 	vfree((void *)b);
 }
 
 /* A buffer not starting on a page boundary, and one crossing a page. */
 static void iso_test_unaligned(struct kunit *test)
 {
-	struct kvm_isolation *iso = iso_test_create(test, NULL);
+	struct asi *iso = iso_test_create(test, NULL);
 	unsigned long b = (unsigned long)iso_test_vmalloc(test, 3 * PAGE_SIZE);
 
-	KUNIT_EXPECT_EQ(test, iso_test_map(iso, (void *)(b + 100), 50, KVM_ISOLATION_PTE), 0);
+	KUNIT_EXPECT_EQ(test, iso_test_map(iso, (void *)(b + 100), 50, ASI_PTE), 0);
 	iso_test_expect_same(test, iso, b, b + PAGE_SIZE);
 	iso_test_expect_unmapped(test, iso, b + PAGE_SIZE, b + 3 * PAGE_SIZE);
-	kvm_isolation_unmap(iso, (void *)(b + 100));
+	asi_unmap(iso, (void *)(b + 100));
 	iso_test_expect_unmapped(test, iso, b, b + PAGE_SIZE);
 
-	KUNIT_EXPECT_EQ(test, kvm_isolation_map(iso, (void *)(b + 2 * PAGE_SIZE - 8), 16,
-						KVM_ISOLATION_PTE, "t"), 0);
+	KUNIT_EXPECT_EQ(test, asi_map(iso, (void *)(b + 2 * PAGE_SIZE - 8), 16,
+				      ASI_PTE, "t"), 0);
 	iso_test_expect_unmapped(test, iso, b, b + PAGE_SIZE);
 	iso_test_expect_same(test, iso, b + PAGE_SIZE, b + 3 * PAGE_SIZE);
-	kvm_isolation_unmap(iso, (void *)(b + 2 * PAGE_SIZE - 8));
+	asi_unmap(iso, (void *)(b + 2 * PAGE_SIZE - 8));
 	iso_test_expect_unmapped(test, iso, b, b + 3 * PAGE_SIZE);
 
-	kvm_isolation_destroy(iso);
+	asi_destroy(iso);
 	vfree((void *)b);
 }
 
@@ -364,23 +364,23 @@ static DEFINE_PER_CPU(unsigned long[4], iso_test_percpu);
 /* A per-CPU object is mapped, and cleared, on every possible CPU. */
 static void iso_test_percpu_objects(struct kunit *test)
 {
-	struct kvm_isolation *iso = iso_test_create(test, NULL);
+	struct asi *iso = iso_test_create(test, NULL);
 	int cpu;
 
-	KUNIT_EXPECT_EQ(test, kvm_isolation_map_percpu(iso, &iso_test_percpu,
-						       sizeof(iso_test_percpu), "t"), 0);
+	KUNIT_EXPECT_EQ(test, asi_map_percpu(iso, &iso_test_percpu,
+					     sizeof(iso_test_percpu), "t"), 0);
 	for_each_possible_cpu(cpu) {
 		unsigned long p = (unsigned long)per_cpu_ptr(&iso_test_percpu, cpu);
 
 		iso_test_expect_same(test, iso, p, p + sizeof(iso_test_percpu));
 	}
-	kvm_isolation_unmap_percpu(iso, &iso_test_percpu);
+	asi_unmap_percpu(iso, &iso_test_percpu);
 	for_each_possible_cpu(cpu) {
 		unsigned long p = (unsigned long)per_cpu_ptr(&iso_test_percpu, cpu);
 
 		iso_test_expect_unmapped(test, iso, p, p + sizeof(iso_test_percpu));
 	}
-	kvm_isolation_destroy(iso);
+	asi_destroy(iso);
 }
 
 /*
@@ -389,15 +389,15 @@ static void iso_test_percpu_objects(struct kunit *test)
  */
 static void iso_test_two_instances(struct kunit *test)
 {
-	struct kvm_isolation *core = iso_test_create(test, NULL), *a, *b;
+	struct asi *core = iso_test_create(test, NULL), *a, *b;
 	unsigned long x = (unsigned long)iso_test_vmalloc(test, PAGE_SIZE);
 	unsigned long y = (unsigned long)iso_test_vmalloc(test, PAGE_SIZE);
 	unsigned long text = (unsigned long)_text;
 	unsigned long core_pages;
 	int idx;
 
-	KUNIT_EXPECT_EQ(test, iso_test_map(core, _text, PAGE_SIZE, KVM_ISOLATION_PMD), 0);
-	KUNIT_EXPECT_EQ(test, iso_test_map(core, (void *)x, PAGE_SIZE, KVM_ISOLATION_PTE), 0);
+	KUNIT_EXPECT_EQ(test, iso_test_map(core, _text, PAGE_SIZE, ASI_PMD), 0);
+	KUNIT_EXPECT_EQ(test, iso_test_map(core, (void *)x, PAGE_SIZE, ASI_PTE), 0);
 	core_pages = core->nr_ptpages;
 	a = iso_test_create(test, core);
 	b = iso_test_create(test, core);
@@ -411,7 +411,7 @@ static void iso_test_two_instances(struct kunit *test)
 	iso_test_expect_same(test, b, x, x + PAGE_SIZE);
 
 	/* y most likely shares directory pages with x: a clones them. */
-	KUNIT_EXPECT_EQ(test, iso_test_map(a, (void *)y, PAGE_SIZE, KVM_ISOLATION_PTE), 0);
+	KUNIT_EXPECT_EQ(test, iso_test_map(a, (void *)y, PAGE_SIZE, ASI_PTE), 0);
 	iso_test_expect_same(test, a, y, y + PAGE_SIZE);
 	iso_test_expect_same(test, a, x, x + PAGE_SIZE);
 	KUNIT_EXPECT_FALSE(test, iso_test_mapped(b, y));
@@ -420,14 +420,14 @@ static void iso_test_two_instances(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, core->nr_ptpages, core_pages);
 
 	/* Clearing in a keeps what the core maps in a's copies. */
-	kvm_isolation_unmap(a, (void *)y);
+	asi_unmap(a, (void *)y);
 	KUNIT_EXPECT_FALSE(test, iso_test_mapped(a, y));
 	iso_test_expect_same(test, a, x, x + PAGE_SIZE);
 
-	kvm_isolation_destroy(a);
-	kvm_isolation_destroy(b);
+	asi_destroy(a);
+	asi_destroy(b);
 	iso_test_expect_same(test, core, x, x + PAGE_SIZE);
-	kvm_isolation_destroy(core);
+	asi_destroy(core);
 	vfree((void *)x);
 	vfree((void *)y);
 }
@@ -435,73 +435,73 @@ static void iso_test_two_instances(struct kunit *test)
 /* Clearing writes only at the recorded level, never into the kernel's pages. */
 static void iso_test_clear_at_level(struct kunit *test)
 {
-	struct kvm_isolation *iso = iso_test_create(test, NULL);
+	struct asi *iso = iso_test_create(test, NULL);
 	unsigned long b = (unsigned long)iso_test_vmalloc(test, PAGE_SIZE);
 	struct iso_test_snap *s = kunit_kzalloc(test, sizeof(*s), GFP_KERNEL);
 	unsigned long *pmd;
 
 	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, s);
-	KUNIT_EXPECT_EQ(test, iso_test_map(iso, (void *)b, PAGE_SIZE, KVM_ISOLATION_PMD), 0);
-	pmd = iso_walk(iso, b, KVM_ISOLATION_PMD, false);
+	KUNIT_EXPECT_EQ(test, iso_test_map(iso, (void *)b, PAGE_SIZE, ASI_PMD), 0);
+	pmd = iso_walk(iso, b, ASI_PMD, false);
 	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, pmd);
 	/* The PMD entry references the kernel's own PTE page. */
-	KUNIT_EXPECT_EQ(test, READ_ONCE(*pmd), iso_kernel_entry(b, KVM_ISOLATION_PMD));
+	KUNIT_EXPECT_EQ(test, READ_ONCE(*pmd), iso_kernel_entry(b, ASI_PMD));
 	KUNIT_EXPECT_FALSE(test, iso_owns(iso, iso_table(READ_ONCE(*pmd))));
 	iso_test_snapshot(test, s, b, b + PAGE_SIZE);
-	kvm_isolation_unmap(iso, (void *)b);
+	asi_unmap(iso, (void *)b);
 	/* Cleared, or gone with the directory page that held only it. */
-	pmd = iso_walk(iso, b, KVM_ISOLATION_PMD, false);
+	pmd = iso_walk(iso, b, ASI_PMD, false);
 	KUNIT_EXPECT_TRUE(test, !pmd || !READ_ONCE(*pmd));
 	iso_test_expect_snapshot(test, s);
-	kvm_isolation_destroy(iso);
+	asi_destroy(iso);
 	vfree((void *)b);
 }
 
 /* Destroying instances returns every page-table page. */
 static void iso_test_free_all(struct kunit *test)
 {
-	unsigned long before = kvm_isolation_pgtable_pages();
-	struct kvm_isolation *core = iso_test_create(test, NULL), *a;
+	unsigned long before = asi_pgtable_pages();
+	struct asi *core = iso_test_create(test, NULL), *a;
 	void *v = iso_test_vmalloc(test, 4 * PAGE_SIZE);
 	void *k = kunit_kmalloc(test, PAGE_SIZE, GFP_KERNEL);
 
 	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, k);
-	KUNIT_EXPECT_EQ(test, iso_test_map(core, v, PAGE_SIZE, KVM_ISOLATION_PTE), 0);
+	KUNIT_EXPECT_EQ(test, iso_test_map(core, v, PAGE_SIZE, ASI_PTE), 0);
 	a = iso_test_create(test, core);
-	KUNIT_EXPECT_EQ(test, iso_test_map(a, v + PAGE_SIZE, PAGE_SIZE, KVM_ISOLATION_PTE), 0);
-	KUNIT_EXPECT_EQ(test, iso_test_map(a, k, PAGE_SIZE, KVM_ISOLATION_PTE), 0);
-	KUNIT_EXPECT_EQ(test, kvm_isolation_map_percpu(a, &iso_test_percpu, 8, "vm"), 0);
-	KUNIT_EXPECT_GT(test, kvm_isolation_pgtable_pages(), before + 4);
-	kvm_isolation_destroy(a);
-	kvm_isolation_destroy(core);
-	KUNIT_EXPECT_EQ(test, kvm_isolation_pgtable_pages(), before);
+	KUNIT_EXPECT_EQ(test, iso_test_map(a, v + PAGE_SIZE, PAGE_SIZE, ASI_PTE), 0);
+	KUNIT_EXPECT_EQ(test, iso_test_map(a, k, PAGE_SIZE, ASI_PTE), 0);
+	KUNIT_EXPECT_EQ(test, asi_map_percpu(a, &iso_test_percpu, 8, "vm"), 0);
+	KUNIT_EXPECT_GT(test, asi_pgtable_pages(), before + 4);
+	asi_destroy(a);
+	asi_destroy(core);
+	KUNIT_EXPECT_EQ(test, asi_pgtable_pages(), before);
 	vfree(v);
 }
 
 /* An instance a CPU has loaded is not freed under it. */
 static void iso_test_destroy_loaded(struct kunit *test)
 {
-	unsigned long before = kvm_isolation_pgtable_pages();
-	struct kvm_isolation *iso = iso_test_create(test, NULL);
+	unsigned long before = asi_pgtable_pages();
+	struct asi *iso = iso_test_create(test, NULL);
 	int cpu = cpumask_last(cpu_online_mask);
 
 	/*
 	 * As if @cpu had entered it and not left.  Only the owner; with no
 	 * restricted CR3 recorded, nothing on @cpu acts on it.
 	 */
-	WRITE_ONCE(per_cpu(kvm_isolation_cpu, cpu).iso, iso);
-	KUNIT_EXPECT_FALSE(test, kvm_isolation_destroy(iso));
-	KUNIT_EXPECT_GT(test, kvm_isolation_pgtable_pages(), before);
-	WRITE_ONCE(per_cpu(kvm_isolation_cpu, cpu).iso, NULL);
-	KUNIT_EXPECT_TRUE(test, kvm_isolation_destroy(iso));
-	KUNIT_EXPECT_EQ(test, kvm_isolation_pgtable_pages(), before);
+	WRITE_ONCE(per_cpu(asi_cpu, cpu).iso, iso);
+	KUNIT_EXPECT_FALSE(test, asi_destroy(iso));
+	KUNIT_EXPECT_GT(test, asi_pgtable_pages(), before);
+	WRITE_ONCE(per_cpu(asi_cpu, cpu).iso, NULL);
+	KUNIT_EXPECT_TRUE(test, asi_destroy(iso));
+	KUNIT_EXPECT_EQ(test, asi_pgtable_pages(), before);
 }
 
 /* With generic KASAN, a range's shadow is mapped and unmapped with it. */
 static void iso_test_kasan_shadow(struct kunit *test)
 {
 #ifdef CONFIG_KASAN_GENERIC
-	struct kvm_isolation *iso = iso_test_create(test, NULL);
+	struct asi *iso = iso_test_create(test, NULL);
 	void *k = kunit_kmalloc(test, 3 * PAGE_SIZE, GFP_KERNEL);
 	unsigned long start, end;
 
@@ -511,14 +511,14 @@ static void iso_test_kasan_shadow(struct kunit *test)
 	end = start + 3 * PAGE_SIZE;
 	iso_to_shadow(&start, &end);
 	KUNIT_EXPECT_FALSE(test, iso_test_mapped(iso, start));
-	KUNIT_EXPECT_EQ(test, iso_test_map(iso, k, 3 * PAGE_SIZE, KVM_ISOLATION_PTE), 0);
+	KUNIT_EXPECT_EQ(test, iso_test_map(iso, k, 3 * PAGE_SIZE, ASI_PTE), 0);
 	iso_test_expect_same(test, iso, (unsigned long)k, (unsigned long)k + 3 * PAGE_SIZE);
 	iso_test_expect_same(test, iso, start, end);
-	kvm_isolation_unmap(iso, k);
+	asi_unmap(iso, k);
 	iso_test_expect_unmapped(test, iso, (unsigned long)k, (unsigned long)k + 3 * PAGE_SIZE);
 	iso_test_expect_unmapped(test, iso, start, end);
 	KUNIT_EXPECT_TRUE(test, list_empty(&iso->ranges));
-	kvm_isolation_destroy(iso);
+	asi_destroy(iso);
 #else
 	kunit_skip(test, "needs a kernel with generic kasan");
 #endif
@@ -527,21 +527,21 @@ static void iso_test_kasan_shadow(struct kunit *test)
 /* An allocation failing in the middle of a copy leaves nothing behind. */
 static void iso_test_alloc_failure(struct kunit *test)
 {
-	unsigned long before = kvm_isolation_pgtable_pages();
-	struct kvm_isolation *core = iso_test_create(test, NULL), *a;
+	unsigned long before = asi_pgtable_pages();
+	struct asi *core = iso_test_create(test, NULL), *a;
 	void *k = kunit_kmalloc(test, 2 * PAGE_SIZE, GFP_KERNEL);
 	void *v = iso_test_vmalloc(test, 2 * PAGE_SIZE);
 	int n, ret;
 
 	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, k);
-	KUNIT_EXPECT_EQ(test, iso_test_map(core, v, PAGE_SIZE, KVM_ISOLATION_PTE), 0);
+	KUNIT_EXPECT_EQ(test, iso_test_map(core, v, PAGE_SIZE, ASI_PTE), 0);
 	a = iso_test_create(test, core);
 	/* Fail the 1st, 2nd, ... allocation until the copy gets through. */
 	for (n = 1; n < 16; n++) {
 		unsigned long pages = a->nr_ptpages;
 
 		a->fail_alloc_after = n;
-		ret = iso_test_map(a, v + PAGE_SIZE, PAGE_SIZE, KVM_ISOLATION_PTE);
+		ret = iso_test_map(a, v + PAGE_SIZE, PAGE_SIZE, ASI_PTE);
 		if (!ret)
 			break;
 		KUNIT_EXPECT_EQ(test, ret, -ENOMEM);
@@ -557,7 +557,7 @@ static void iso_test_alloc_failure(struct kunit *test)
 	/* The same in the direct map, where huge pages are split into PTEs. */
 	for (n = 1; n < 16; n++) {
 		a->fail_alloc_after = n;
-		ret = iso_test_map(a, k, 2 * PAGE_SIZE, KVM_ISOLATION_PTE);
+		ret = iso_test_map(a, k, 2 * PAGE_SIZE, ASI_PTE);
 		if (!ret)
 			break;
 		iso_test_expect_unmapped(test, a, (unsigned long)k,
@@ -566,36 +566,36 @@ static void iso_test_alloc_failure(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, ret, 0);
 	a->fail_alloc_after = 0;
 
-	kvm_isolation_destroy(a);
-	kvm_isolation_destroy(core);
-	KUNIT_EXPECT_EQ(test, kvm_isolation_pgtable_pages(), before);
+	asi_destroy(a);
+	asi_destroy(core);
+	KUNIT_EXPECT_EQ(test, asi_pgtable_pages(), before);
 	vfree(v);
 }
 
 /* The audit finds a page mapped outside every range. */
 static void iso_test_audit_stray(struct kunit *test)
 {
-	struct kvm_isolation *iso = iso_test_create(test, NULL);
+	struct asi *iso = iso_test_create(test, NULL);
 	void *k = kunit_kmalloc(test, 2 * PAGE_SIZE, GFP_KERNEL);
-	struct kvm_isolation_audit res;
+	struct asi_audit res;
 	unsigned long a, *slot;
 
 	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, k);
 	a = PAGE_ALIGN((unsigned long)k);
-	KUNIT_EXPECT_EQ(test, iso_test_map(iso, (void *)a, PAGE_SIZE, KVM_ISOLATION_PTE), 0);
-	KUNIT_EXPECT_TRUE(test, kvm_isolation_is_mapped(iso, (void *)a));
-	KUNIT_EXPECT_EQ(test, kvm_isolation_audit(iso, NULL, 0, &res), 0UL);
+	KUNIT_EXPECT_EQ(test, iso_test_map(iso, (void *)a, PAGE_SIZE, ASI_PTE), 0);
+	KUNIT_EXPECT_TRUE(test, asi_is_mapped(iso, (void *)a));
+	KUNIT_EXPECT_EQ(test, asi_audit(iso, NULL, 0, &res), 0UL);
 	KUNIT_EXPECT_EQ(test, res.pages, 1UL);
 
 	/* An entry no range accounts for, as a bug would leave it. */
-	slot = iso_walk(iso, a, KVM_ISOLATION_PTE, false);
+	slot = iso_walk(iso, a, ASI_PTE, false);
 	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, slot);
-	slot[(a >> PAGE_SHIFT) & 1 ? -1 : 1] = iso_kernel_entry(a ^ PAGE_SIZE, KVM_ISOLATION_PTE);
-	KUNIT_EXPECT_EQ(test, kvm_isolation_audit(iso, NULL, 0, &res), 1UL);
+	slot[(a >> PAGE_SHIFT) & 1 ? -1 : 1] = iso_kernel_entry(a ^ PAGE_SIZE, ASI_PTE);
+	KUNIT_EXPECT_EQ(test, asi_audit(iso, NULL, 0, &res), 1UL);
 	KUNIT_EXPECT_EQ(test, res.stray, 1UL);
 	KUNIT_EXPECT_EQ(test, res.foreign_bytes, PAGE_SIZE);
 	slot[(a >> PAGE_SHIFT) & 1 ? -1 : 1] = 0;
-	kvm_isolation_destroy(iso);
+	asi_destroy(iso);
 }
 
 /*
@@ -606,45 +606,45 @@ static void iso_test_audit_stray(struct kunit *test)
  */
 static void iso_test_audit_shared(struct kunit *test)
 {
-	struct kvm_isolation *iso = iso_test_create(test, NULL);
+	struct asi *iso = iso_test_create(test, NULL);
 	void *small = kunit_kmalloc(test, 64, GFP_KERNEL);
 	void *whole = kunit_kmalloc(test, PAGE_SIZE, GFP_KERNEL);
 	/* Two pages: the first object on them is not the whole allocation. */
 	unsigned long a = (unsigned long)iso_test_vmalloc(test, 2 * PAGE_SIZE);
 	void *v = iso_test_vmalloc(test, PAGE_SIZE + 100);
-	struct kvm_isolation_audit res;
+	struct asi_audit res;
 
 	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, small);
 	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, whole);
 	/* A page filled by two objects that meet in its middle. */
-	KUNIT_EXPECT_EQ(test, iso_test_map(iso, (void *)a, 100, KVM_ISOLATION_PTE), 0);
+	KUNIT_EXPECT_EQ(test, iso_test_map(iso, (void *)a, 100, ASI_PTE), 0);
 	KUNIT_EXPECT_EQ(test, iso_test_map(iso, (void *)a + 100, PAGE_SIZE - 100,
-					   KVM_ISOLATION_PTE), 0);
+					   ASI_PTE), 0);
 	/* Two pages of vmalloc, the second with 100 bytes of the object. */
-	KUNIT_EXPECT_EQ(test, iso_test_map(iso, v, PAGE_SIZE + 100, KVM_ISOLATION_PTE), 0);
-	KUNIT_EXPECT_EQ(test, kvm_isolation_audit(iso, NULL, 0, &res), 0UL);
+	KUNIT_EXPECT_EQ(test, iso_test_map(iso, v, PAGE_SIZE + 100, ASI_PTE), 0);
+	KUNIT_EXPECT_EQ(test, asi_audit(iso, NULL, 0, &res), 0UL);
 	KUNIT_EXPECT_EQ(test, res.pages, 3UL);
 
 	/* The first half of the page alone: the rest is no object's. */
-	kvm_isolation_unmap(iso, (void *)a + 100);
+	asi_unmap(iso, (void *)a + 100);
 	KUNIT_EXPECT_EQ(test, iso_test_map(iso, (void *)a + 100, PAGE_SIZE / 2 - 100,
-					   KVM_ISOLATION_PTE), 0);
-	KUNIT_EXPECT_EQ(test, kvm_isolation_audit(iso, NULL, 0, &res), 1UL);
+					   ASI_PTE), 0);
+	KUNIT_EXPECT_EQ(test, asi_audit(iso, NULL, 0, &res), 1UL);
 	KUNIT_EXPECT_EQ(test, res.shared, 1UL);
 	KUNIT_EXPECT_EQ(test, res.foreign_bytes, PAGE_SIZE / 2);
 
 	/* The first 100 bytes of a page-sized slab object: its page is its own. */
-	KUNIT_EXPECT_EQ(test, iso_test_map(iso, whole, 100, KVM_ISOLATION_PTE), 0);
-	KUNIT_EXPECT_EQ(test, kvm_isolation_audit(iso, NULL, 0, &res), 1UL);
+	KUNIT_EXPECT_EQ(test, iso_test_map(iso, whole, 100, ASI_PTE), 0);
+	KUNIT_EXPECT_EQ(test, asi_audit(iso, NULL, 0, &res), 1UL);
 	KUNIT_EXPECT_EQ(test, res.pages, 4UL);
 
 	/* A 64-byte slab object: its page holds others, or free space. */
-	KUNIT_EXPECT_EQ(test, iso_test_map(iso, small, 64, KVM_ISOLATION_PTE), 0);
-	KUNIT_EXPECT_EQ(test, kvm_isolation_audit(iso, NULL, 0, &res), 2UL);
+	KUNIT_EXPECT_EQ(test, iso_test_map(iso, small, 64, ASI_PTE), 0);
+	KUNIT_EXPECT_EQ(test, asi_audit(iso, NULL, 0, &res), 2UL);
 	KUNIT_EXPECT_EQ(test, res.shared, 2UL);
 	KUNIT_EXPECT_EQ(test, res.stray, 0UL);
 	KUNIT_EXPECT_EQ(test, res.foreign_bytes, PAGE_SIZE / 2 + PAGE_SIZE - 64);
-	kvm_isolation_destroy(iso);
+	asi_destroy(iso);
 	vfree(v);
 	vfree((void *)a);
 }
@@ -657,36 +657,36 @@ static void iso_test_audit_shared(struct kunit *test)
  */
 static void iso_test_audit_tasks(struct kunit *test)
 {
-	struct kvm_isolation *iso = iso_test_create(test, NULL);
-	struct kvm_isolation_audit res;
+	struct asi *iso = iso_test_create(test, NULL);
+	struct asi_audit res;
 	unsigned long neighbours;
 
 	KUNIT_EXPECT_EQ(test, iso_test_map(iso, current, arch_task_struct_size,
-					   KVM_ISOLATION_PTE), 0);
-	kvm_isolation_audit(iso, NULL, 0, &res);
+					   ASI_PTE), 0);
+	asi_audit(iso, NULL, 0, &res);
 	KUNIT_EXPECT_EQ(test, res.tasks, 0UL);
 	KUNIT_EXPECT_GE(test, res.other_tasks, 1UL);
 	neighbours = res.other_tasks ? res.other_tasks - 1 : 0;
 	if (PAGE_ALIGNED(current) && PAGE_ALIGNED(arch_task_struct_size))
 		KUNIT_EXPECT_EQ(test, neighbours, 0UL);
-	kvm_isolation_unmap(iso, current);
+	asi_unmap(iso, current);
 
-	KUNIT_EXPECT_EQ(test, kvm_isolation_map_task(iso, current), 0);
-	kvm_isolation_audit(iso, NULL, 0, &res);
+	KUNIT_EXPECT_EQ(test, asi_map_task(iso, current), 0);
+	asi_audit(iso, NULL, 0, &res);
 	KUNIT_EXPECT_EQ(test, res.tasks, 1UL);
 	KUNIT_EXPECT_EQ(test, res.other_tasks, neighbours);
-	kvm_isolation_unmap_task(iso, current);
-	kvm_isolation_destroy(iso);
+	asi_unmap_task(iso, current);
+	asi_destroy(iso);
 }
 
 /*
- * kvm_isolation_find() reads the mapped pages: it finds bytes planted on
+ * asi_find() reads the mapped pages: it finds bytes planted on
  * one, and bytes that are on no mapped page not.
  */
 static void iso_test_find(struct kunit *test)
 {
-	static const u8 needle[] = "kvm_isolation_find() needle";
-	struct kvm_isolation *iso = iso_test_create(test, NULL);
+	static const u8 needle[] = "asi_find() needle";
+	struct asi *iso = iso_test_create(test, NULL);
 	u8 *page = kunit_kzalloc(test, PAGE_SIZE, GFP_KERNEL);
 	u8 other[sizeof(needle)];
 
@@ -694,14 +694,14 @@ static void iso_test_find(struct kunit *test)
 	memcpy(other, needle, sizeof(needle));
 	other[0] ^= 0xff;
 	memcpy(page + PAGE_SIZE - sizeof(needle), needle, sizeof(needle));
-	KUNIT_EXPECT_EQ(test, iso_test_map(iso, page, PAGE_SIZE, KVM_ISOLATION_PTE), 0);
-	KUNIT_EXPECT_EQ(test, kvm_isolation_find(iso, needle, sizeof(needle)), 1L);
-	KUNIT_EXPECT_EQ(test, kvm_isolation_find(iso, other, sizeof(other)), 0L);
-	KUNIT_EXPECT_EQ(test, kvm_isolation_find(iso, needle, 0), (long)-EINVAL);
-	kvm_isolation_destroy(iso);
+	KUNIT_EXPECT_EQ(test, iso_test_map(iso, page, PAGE_SIZE, ASI_PTE), 0);
+	KUNIT_EXPECT_EQ(test, asi_find(iso, needle, sizeof(needle)), 1L);
+	KUNIT_EXPECT_EQ(test, asi_find(iso, other, sizeof(other)), 0L);
+	KUNIT_EXPECT_EQ(test, asi_find(iso, needle, 0), (long)-EINVAL);
+	asi_destroy(iso);
 }
 
-static struct kunit_case kvm_isolation_test_cases[] = {
+static struct kunit_case asi_test_cases[] = {
 	KUNIT_CASE(iso_test_copy_levels),
 	KUNIT_CASE(iso_test_kernel_unchanged),
 	KUNIT_CASE(iso_test_refuse_overwrite),
@@ -723,9 +723,9 @@ static struct kunit_case kvm_isolation_test_cases[] = {
 	{}
 };
 
-static struct kunit_suite kvm_isolation_test_suite = {
-	.name = "kvm_isolation",
-	.test_cases = kvm_isolation_test_cases,
+static struct kunit_suite asi_test_suite = {
+	.name = "asi",
+	.test_cases = asi_test_cases,
 };
 
-kunit_test_suite(kvm_isolation_test_suite);
+kunit_test_suite(asi_test_suite);

@@ -1,23 +1,23 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * KVM address space isolation: the page-table core's structures, which the
- * switch (kvm_isolation_switch.c) reads; the switch calls nothing here.
+ * Address space isolation (ASI): the page-table core's structures, which the
+ * switch (asi_switch.c) reads; the switch calls nothing here.
  */
-#ifndef __X86_MM_KVM_ISOLATION_H
-#define __X86_MM_KVM_ISOLATION_H
+#ifndef __X86_MM_ASI_H
+#define __X86_MM_ASI_H
 
 #include <linux/atomic.h>
 #include <linux/list.h>
 #include <linux/mutex.h>
 #include <linux/xarray.h>
 
-#include <asm/kvm_isolation.h>
+#include <asm/asi.h>
 
 /* A directory page an instance allocated, indexed by its pfn. */
 struct iso_ptpage {
 	struct list_head list;
 	void *table;
-	enum kvm_isolation_level level;	/* of the entries in this page */
+	enum asi_level level;	/* of the entries in this page */
 	unsigned long base;		/* an address the page translates */
 	unsigned long replaced;		/* parent entry before we linked it */
 	bool pending;			/* linked by the map in progress */
@@ -43,21 +43,21 @@ struct iso_range {
 	unsigned long first, last;
 	unsigned long obj_start, obj_end;
 	size_t bytes;			/* the object's own, as mapped */
-	enum kvm_isolation_level level;
+	enum asi_level level;
 	const char *owner;
 	unsigned int refcount;
 	bool shadow;			/* the KASAN shadow of the range at ptr */
 	enum iso_kind kind;
 };
 
-struct kvm_isolation {
+struct asi {
 	struct list_head list;		/* on iso_instances */
 	char name[24];			/* "core", or the VM's stats id */
 	u64 id;				/* never reused: names it in PCID slots */
 	atomic64_t tlb_gen;		/* raised by each flush of its table */
 	pgd_t *pgd;			/* the restricted table */
 	unsigned long pgd_pa;		/* its physical address, for CR3 */
-	struct kvm_isolation *shared;	/* the core, whose pages we reference */
+	struct asi *shared;	/* the core, whose pages we reference */
 	gfp_t gfp;
 	bool kasan_shadow;		/* map each range's KASAN shadow too */
 	struct mutex lock;		/* protects everything below */
@@ -79,8 +79,8 @@ DECLARE_PER_CPU(unsigned int, lockdep_recursion);
 extern char __start_orc_unwind_ip[], orc_lookup_end[];
 
 /* What every VM maps, on pages of its own (vmlinux.lds.h). */
-extern char __per_cpu_kvm_isolation_start[], __per_cpu_kvm_isolation_end[];
-extern char __start_kvm_isolation_data[], __end_kvm_isolation_data[];
+extern char __per_cpu_asi_start[], __per_cpu_asi_end[];
+extern char __start_asi_data[], __end_asi_data[];
 extern const char *__start___tracepoint_str[], *__stop___tracepoint_str[];
 
-#endif /* __X86_MM_KVM_ISOLATION_H */
+#endif /* __X86_MM_ASI_H */

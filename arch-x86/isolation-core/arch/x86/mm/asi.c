@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * KVM address space isolation: restricted kernel page tables.
+ * Address space isolation (ASI): restricted kernel page tables.
  *
  * An isolation instance is a PGD of its own, the restricted table, which
  * maps only what KVM needs to handle VM-exits.  It is not an mm: switching
- * to it writes CR3 while the task's mm stays loaded (kvm_isolation_switch.c).
+ * to it writes CR3 while the task's mm stays loaded (asi_switch.c).
  *
  * The restricted table copies ranges of the kernel page table (init_mm) at a
  * level chosen per range: at that level the kernel's entry is referenced as
@@ -26,7 +26,7 @@
  * the entries no other range needs.
  */
 
-#define pr_fmt(fmt) "KVM isolation: " fmt
+#define pr_fmt(fmt) "asi: " fmt
 
 #include <linux/kasan.h>
 #include <linux/mm.h>
@@ -44,72 +44,72 @@
 
 #include <asm/cpu_entry_area.h>
 #include <asm/desc.h>
-#include <asm/kvm_isolation.h>
+#include <asm/asi.h>
 #include <asm/sections.h>
 #include <asm/tlbflush.h>
 
-#include "kvm_isolation.h"
+#include "asi.h"
 
-static struct kvm_isolation *iso_core;
+static struct asi *iso_core;
 static LIST_HEAD(iso_instances);		/* every instance, for reports */
 static DEFINE_MUTEX(iso_instances_lock);
 static atomic_t iso_nr_shared_users;	/* instances referencing iso_core */
 static atomic_long_t iso_total_ptpages;
 static atomic64_t iso_next_id;		/* instance ids, for PCID slots */
 
-DEFINE_STATIC_KEY_FALSE(kvm_isolation_enabled);
-EXPORT_SYMBOL_NS_GPL(kvm_isolation_enabled, KVM);
+DEFINE_STATIC_KEY_FALSE(asi_enabled_key);
+EXPORT_SYMBOL_NS_GPL(asi_enabled_key, KVM);
 
 /*
  * The switch's per-CPU state; the core maps it in every address space.
  * Not exported: modules see it only through the functions below.
  */
-DEFINE_PER_CPU_PAGE_ALIGNED(struct kvm_isolation_cpu, kvm_isolation_cpu);
+DEFINE_PER_CPU_PAGE_ALIGNED(struct asi_cpu, asi_cpu);
 
 /* Flags ignored when comparing entries: the CPU sets them. */
 #define ISO_HW_BITS	(_PAGE_ACCESSED | _PAGE_DIRTY)
 
 static const char *const iso_level_names[] = { "pgd", "p4d", "pud", "pmd", "pte" };
 
-static unsigned int iso_shift(enum kvm_isolation_level level)
+static unsigned int iso_shift(enum asi_level level)
 {
 	switch (level) {
-	case KVM_ISOLATION_PGD:
+	case ASI_PGD:
 		return PGDIR_SHIFT;
-	case KVM_ISOLATION_P4D:
+	case ASI_P4D:
 		return P4D_SHIFT;
-	case KVM_ISOLATION_PUD:
+	case ASI_PUD:
 		return PUD_SHIFT;
-	case KVM_ISOLATION_PMD:
+	case ASI_PMD:
 		return PMD_SHIFT;
 	default:
 		return PAGE_SHIFT;
 	}
 }
 
-static unsigned long iso_size(enum kvm_isolation_level level)
+static unsigned long iso_size(enum asi_level level)
 {
 	return 1UL << iso_shift(level);
 }
 
 /* With 4-level paging the P4D level is folded into the PGD. */
-static enum kvm_isolation_level iso_next_level(enum kvm_isolation_level level)
+static enum asi_level iso_next_level(enum asi_level level)
 {
-	if (level == KVM_ISOLATION_PGD && !pgtable_l5_enabled())
-		return KVM_ISOLATION_PUD;
+	if (level == ASI_PGD && !pgtable_l5_enabled())
+		return ASI_PUD;
 	return level + 1;
 }
 
-static enum kvm_isolation_level iso_norm_level(enum kvm_isolation_level level)
+static enum asi_level iso_norm_level(enum asi_level level)
 {
-	if (level == KVM_ISOLATION_P4D && !pgtable_l5_enabled())
-		return KVM_ISOLATION_PGD;
+	if (level == ASI_P4D && !pgtable_l5_enabled())
+		return ASI_PGD;
 	return level;
 }
 
 /* Every level of the x86-64 page table is a page of 512 64-bit entries. */
 static unsigned long *iso_offset(void *table, unsigned long addr,
-				 enum kvm_isolation_level level)
+				 enum asi_level level)
 {
 	return (unsigned long *)table + ((addr >> iso_shift(level)) & (PTRS_PER_PTE - 1));
 }
@@ -120,11 +120,11 @@ static bool iso_present(unsigned long val)
 }
 
 /* A leaf maps memory; anything else present points to a directory page. */
-static bool iso_leaf(enum kvm_isolation_level level, unsigned long val)
+static bool iso_leaf(enum asi_level level, unsigned long val)
 {
-	if (level == KVM_ISOLATION_PTE)
+	if (level == ASI_PTE)
 		return true;
-	if (level == KVM_ISOLATION_PUD || level == KVM_ISOLATION_PMD)
+	if (level == ASI_PUD || level == ASI_PMD)
 		return val & (_PAGE_PSE | _PAGE_DEVMAP);
 	return false;
 }
@@ -139,15 +139,15 @@ static void *iso_table(unsigned long val)
  * @from for @addr: the kernel maps the direct map with huge pages, and
  * copying one at a finer level must not map the whole huge page.
  */
-static unsigned long iso_split_leaf(unsigned long val, enum kvm_isolation_level from,
-				    unsigned long addr, enum kvm_isolation_level level)
+static unsigned long iso_split_leaf(unsigned long val, enum asi_level from,
+				    unsigned long addr, enum asi_level level)
 {
-	unsigned long mask = from == KVM_ISOLATION_PUD ? PHYSICAL_PUD_PAGE_MASK :
+	unsigned long mask = from == ASI_PUD ? PHYSICAL_PUD_PAGE_MASK :
 							PHYSICAL_PMD_PAGE_MASK;
 	unsigned long phys = (val & mask) + (addr & (iso_size(from) - 1) & ~(iso_size(level) - 1));
 	unsigned long flags = val & ~mask;
 
-	if (level == KVM_ISOLATION_PTE)
+	if (level == ASI_PTE)
 		return phys | pgprot_val(pgprot_large_2_4k(__pgprot(flags)));
 	return phys | flags;
 }
@@ -157,9 +157,9 @@ static unsigned long iso_split_leaf(unsigned long val, enum kvm_isolation_level 
  * as is, or a leaf derived from a coarser huge leaf; 0 where the kernel
  * maps nothing.  Read only: the kernel page table is never written.
  */
-static unsigned long iso_kernel_entry(unsigned long addr, enum kvm_isolation_level level)
+static unsigned long iso_kernel_entry(unsigned long addr, enum asi_level level)
 {
-	enum kvm_isolation_level l = KVM_ISOLATION_PGD;
+	enum asi_level l = ASI_PGD;
 	unsigned long val = READ_ONCE(*iso_offset(init_mm.pgd, addr, l));
 
 	for (;;) {
@@ -174,18 +174,18 @@ static unsigned long iso_kernel_entry(unsigned long addr, enum kvm_isolation_lev
 	}
 }
 
-static struct iso_ptpage *iso_ptpage(struct kvm_isolation *iso, void *table)
+static struct iso_ptpage *iso_ptpage(struct asi *iso, void *table)
 {
 	return xa_load(&iso->ptpages, PHYS_PFN(__pa(table)));
 }
 
 /* Pages this instance may write: its restricted PGD and recorded pages. */
-static bool iso_owns(struct kvm_isolation *iso, void *table)
+static bool iso_owns(struct asi *iso, void *table)
 {
 	return table == (void *)iso->pgd || iso_ptpage(iso, table);
 }
 
-static bool iso_should_fail(struct kvm_isolation *iso)
+static bool iso_should_fail(struct asi *iso)
 {
 #ifdef CONFIG_KVM_ADDRESS_SPACE_ISOLATION_KUNIT_TEST
 	if (iso->fail_alloc_after && !--iso->fail_alloc_after)
@@ -195,7 +195,7 @@ static bool iso_should_fail(struct kvm_isolation *iso)
 }
 
 /* Allocate and record a directory page for @level entries around @addr. */
-static void *iso_alloc_ptpage(struct kvm_isolation *iso, enum kvm_isolation_level level,
+static void *iso_alloc_ptpage(struct asi *iso, enum asi_level level,
 			      unsigned long addr, unsigned long replaced)
 {
 	struct iso_ptpage *pt;
@@ -226,7 +226,7 @@ err_free:
 	return NULL;
 }
 
-static void iso_free_ptpage(struct kvm_isolation *iso, struct iso_ptpage *pt)
+static void iso_free_ptpage(struct asi *iso, struct iso_ptpage *pt)
 {
 	xa_erase(&iso->ptpages, PHYS_PFN(__pa(pt->table)));
 	list_del(&pt->list);
@@ -242,10 +242,10 @@ static void iso_free_ptpage(struct kvm_isolation *iso, struct iso_ptpage *pt)
  * is a leaf or points to a page of the kernel's own table (the address is
  * mapped by a coarser range already), or an ERR_PTR.
  */
-static void *iso_alloc_level(struct kvm_isolation *iso, unsigned long *slot,
-			     enum kvm_isolation_level slot_level, unsigned long addr)
+static void *iso_alloc_level(struct asi *iso, unsigned long *slot,
+			     enum asi_level slot_level, unsigned long addr)
 {
-	enum kvm_isolation_level level = iso_next_level(slot_level);
+	enum asi_level level = iso_next_level(slot_level);
 	unsigned long val = READ_ONCE(*slot);
 	void *table;
 
@@ -278,14 +278,14 @@ static void *iso_alloc_level(struct kvm_isolation *iso, unsigned long *slot,
  * the walk stops where nothing is mapped.  NULL when the address is not
  * reachable at @level (see iso_alloc_level()).
  */
-static unsigned long *iso_walk(struct kvm_isolation *iso, unsigned long addr,
-			       enum kvm_isolation_level level, bool alloc)
+static unsigned long *iso_walk(struct asi *iso, unsigned long addr,
+			       enum asi_level level, bool alloc)
 {
-	enum kvm_isolation_level l = KVM_ISOLATION_PGD;
+	enum asi_level l = ASI_PGD;
 	unsigned long *slot = iso_offset(iso->pgd, addr, l);
 
 	while (l != level) {
-		enum kvm_isolation_level next = iso_next_level(l);
+		enum asi_level next = iso_next_level(l);
 		unsigned long val = READ_ONCE(*slot);
 		void *table;
 
@@ -325,10 +325,10 @@ static bool iso_overlaps(struct iso_range *r, unsigned long first, unsigned long
  * Does a range of @iso or of the core, other than @skip, at @level or a
  * coarser one, map something in [first, last]?
  */
-static bool iso_needed(struct kvm_isolation *iso, struct iso_range *skip, unsigned long first,
-		       unsigned long last, enum kvm_isolation_level level)
+static bool iso_needed(struct asi *iso, struct iso_range *skip, unsigned long first,
+		       unsigned long last, enum asi_level level)
 {
-	struct kvm_isolation *owners[] = { iso, iso->shared };
+	struct asi *owners[] = { iso, iso->shared };
 	struct iso_range *r;
 	int i;
 
@@ -340,9 +340,9 @@ static bool iso_needed(struct kvm_isolation *iso, struct iso_range *skip, unsign
 }
 
 /* Is [first, last] covered by the union of the ranges of @iso and the core? */
-static bool iso_covered(struct kvm_isolation *iso, unsigned long first, unsigned long last)
+static bool iso_covered(struct asi *iso, unsigned long first, unsigned long last)
 {
-	struct kvm_isolation *owners[] = { iso, iso->shared };
+	struct asi *owners[] = { iso, iso->shared };
 	bool progress = true;
 	struct iso_range *r;
 	int i;
@@ -363,7 +363,7 @@ static bool iso_covered(struct kvm_isolation *iso, unsigned long first, unsigned
 	return false;
 }
 
-static unsigned long iso_slot_end(unsigned long addr, enum kvm_isolation_level level,
+static unsigned long iso_slot_end(unsigned long addr, enum asi_level level,
 				  unsigned long end)
 {
 	unsigned long next = (addr | (iso_size(level) - 1)) + 1;
@@ -372,9 +372,9 @@ static unsigned long iso_slot_end(unsigned long addr, enum kvm_isolation_level l
 }
 
 /* Walk from the top to the entry that links @pt's page. */
-static unsigned long *iso_parent_slot(struct kvm_isolation *iso, struct iso_ptpage *pt)
+static unsigned long *iso_parent_slot(struct asi *iso, struct iso_ptpage *pt)
 {
-	enum kvm_isolation_level l = KVM_ISOLATION_PGD, parent = KVM_ISOLATION_PGD;
+	enum asi_level l = ASI_PGD, parent = ASI_PGD;
 
 	while (iso_next_level(l) != pt->level) {
 		l = iso_next_level(l);
@@ -387,7 +387,7 @@ static unsigned long *iso_parent_slot(struct kvm_isolation *iso, struct iso_ptpa
  * Unlink @table and the pages above it that clearing left empty, bottom up,
  * and queue them on @freed: they may be freed only after a TLB flush.
  */
-static void iso_prune(struct kvm_isolation *iso, void *table, struct list_head *freed)
+static void iso_prune(struct asi *iso, void *table, struct list_head *freed)
 {
 	struct iso_ptpage *pt;
 	unsigned long *slot;
@@ -408,8 +408,8 @@ static void iso_prune(struct kvm_isolation *iso, void *table, struct list_head *
  * written; pages left empty go to @freed.  Finer ranges inside are the
  * caller's business.
  */
-static void iso_clear(struct kvm_isolation *iso, struct iso_range *skip, unsigned long start,
-		      unsigned long end, enum kvm_isolation_level level, struct list_head *freed)
+static void iso_clear(struct asi *iso, struct iso_range *skip, unsigned long start,
+		      unsigned long end, enum asi_level level, struct list_head *freed)
 {
 	unsigned long addr, next, *slot;
 	void *table;
@@ -434,7 +434,7 @@ static void iso_clear(struct kvm_isolation *iso, struct iso_range *skip, unsigne
 static void iso_flush_ipi(void *unused)
 {
 	/* The interrupt left isolation: the next entry sees the new generation. */
-	this_cpu_inc(kvm_isolation_cpu.stats.flush_ipis);
+	this_cpu_inc(asi_cpu.stats.flush_ipis);
 }
 
 /*
@@ -444,13 +444,13 @@ static void iso_flush_ipi(void *unused)
  * leaves isolation, and it is waited for.  Other CPUs, including those
  * running other VMs, are not disturbed.  Sleeps.
  */
-static void iso_flush_tlb(struct kvm_isolation *iso)
+static void iso_flush_tlb(struct asi *iso)
 {
 	cpumask_var_t cpus;
 	int cpu;
 
 	atomic64_inc(&iso->tlb_gen);
-	/* Pairs with kvm_isolation_enter(). */
+	/* Pairs with asi_enter(). */
 	smp_mb__after_atomic();
 	if (!zalloc_cpumask_var(&cpus, GFP_KERNEL)) {
 		/* No room for a mask: every CPU then. */
@@ -458,7 +458,7 @@ static void iso_flush_tlb(struct kvm_isolation *iso)
 		return;
 	}
 	for_each_online_cpu(cpu)
-		if (READ_ONCE(per_cpu(kvm_isolation_cpu, cpu).iso) == iso)
+		if (READ_ONCE(per_cpu(asi_cpu, cpu).iso) == iso)
 			__cpumask_set_cpu(cpu, cpus);
 	if (!cpumask_empty(cpus)) {
 		preempt_disable();
@@ -475,7 +475,7 @@ static void iso_flush_tlb(struct kvm_isolation *iso)
  * core, which changes only while no VM exists, and the tests' instances,
  * which are never loaded, the way kernel mappings are.
  */
-static void iso_free_unlinked(struct kvm_isolation *iso, struct list_head *freed,
+static void iso_free_unlinked(struct asi *iso, struct list_head *freed,
 			      unsigned long first, unsigned long last)
 {
 	struct iso_ptpage *pt, *tmp;
@@ -492,8 +492,8 @@ static void iso_free_unlinked(struct kvm_isolation *iso, struct list_head *freed
  * Copy the kernel's entries for [start, end) at @level.  *@done is raised to
  * where copying got, so that a failure can be undone up to there.
  */
-static int iso_copy(struct kvm_isolation *iso, unsigned long start, unsigned long end,
-		    enum kvm_isolation_level level, unsigned long *done)
+static int iso_copy(struct asi *iso, unsigned long start, unsigned long end,
+		    enum asi_level level, unsigned long *done)
 {
 	unsigned long addr, next, val, *slot;
 	int ret = 0;
@@ -522,7 +522,7 @@ static int iso_copy(struct kvm_isolation *iso, unsigned long start, unsigned lon
 }
 
 /* Does the restricted table still hold what the kernel maps for @r? */
-static bool iso_range_current(struct kvm_isolation *iso, struct iso_range *r)
+static bool iso_range_current(struct asi *iso, struct iso_range *r)
 {
 	unsigned long addr, next, *slot;
 
@@ -540,7 +540,7 @@ static bool iso_range_current(struct kvm_isolation *iso, struct iso_range *r)
  * failure they are unlinked -- the parent entry gets back what it held --
  * newest first, so that children go before their parents, onto @freed.
  */
-static void iso_settle_pending(struct kvm_isolation *iso, bool keep, struct list_head *freed)
+static void iso_settle_pending(struct asi *iso, bool keep, struct list_head *freed)
 {
 	struct iso_ptpage *pt, *tmp;
 	unsigned long *slot;
@@ -562,8 +562,8 @@ static void iso_settle_pending(struct kvm_isolation *iso, bool keep, struct list
  * Undo a failed copy of [start, end) at @level, which got to @done: clear
  * what it installed, unlink what it allocated.
  */
-static void iso_undo_copy(struct kvm_isolation *iso, struct iso_range *skip, unsigned long start,
-			  unsigned long end, unsigned long done, enum kvm_isolation_level level)
+static void iso_undo_copy(struct asi *iso, struct iso_range *skip, unsigned long start,
+			  unsigned long end, unsigned long done, enum asi_level level)
 {
 	LIST_HEAD(freed);
 
@@ -577,7 +577,7 @@ static void iso_undo_copy(struct kvm_isolation *iso, struct iso_range *skip, uns
  * Finer ranges inside a coarser one were recorded without entries of their
  * own; once the coarser one is gone they get them.
  */
-static void iso_restore_finer(struct kvm_isolation *iso, struct iso_range *gone)
+static void iso_restore_finer(struct asi *iso, struct iso_range *gone)
 {
 	struct iso_range *r;
 	unsigned long done;
@@ -598,7 +598,7 @@ static void iso_restore_finer(struct kvm_isolation *iso, struct iso_range *gone)
 	}
 }
 
-static void iso_remove_range(struct kvm_isolation *iso, struct iso_range *r)
+static void iso_remove_range(struct asi *iso, struct iso_range *r)
 {
 	LIST_HEAD(freed);
 
@@ -613,7 +613,7 @@ static void iso_remove_range(struct kvm_isolation *iso, struct iso_range *r)
  * Ranges over [start, end) whose memory the kernel mapped differently since
  * (freed and reallocated without being unmapped) are dropped.
  */
-static bool iso_drop_stale(struct kvm_isolation *iso, unsigned long start, unsigned long end)
+static bool iso_drop_stale(struct asi *iso, unsigned long start, unsigned long end)
 {
 	struct iso_range *r, *tmp;
 	bool dropped = false;
@@ -629,7 +629,7 @@ static bool iso_drop_stale(struct kvm_isolation *iso, unsigned long start, unsig
 	return dropped;
 }
 
-static struct iso_range *iso_find(struct kvm_isolation *iso, unsigned long ptr, bool shadow)
+static struct iso_range *iso_find(struct asi *iso, unsigned long ptr, bool shadow)
 {
 	struct iso_range *r;
 
@@ -709,8 +709,8 @@ static void iso_clear_slack(unsigned long start, unsigned long end)
  * Map [ptr, ptr + size) at @level, or with @shadow the pages of its KASAN
  * shadow, as a range of its own found by the same @ptr.
  */
-static int iso_map(struct kvm_isolation *iso, const void *ptr, size_t size,
-		   enum kvm_isolation_level level, const char *owner, bool shadow,
+static int iso_map(struct asi *iso, const void *ptr, size_t size,
+		   enum asi_level level, const char *owner, bool shadow,
 		   enum iso_kind kind)
 {
 	unsigned long start = (unsigned long)ptr, end = (unsigned long)ptr + size;
@@ -719,11 +719,11 @@ static int iso_map(struct kvm_isolation *iso, const void *ptr, size_t size,
 	int ret;
 
 	level = iso_norm_level(level);
-	if (!size || level > KVM_ISOLATION_PTE || end <= start || start < TASK_SIZE_MAX)
+	if (!size || level > ASI_PTE || end <= start || start < TASK_SIZE_MAX)
 		return -EINVAL;
 	if (shadow) {
 		iso_to_shadow(&start, &end);
-		level = KVM_ISOLATION_PTE;
+		level = ASI_PTE;
 		owner = "KASAN shadow";
 	}
 	obj_start = start;
@@ -731,14 +731,14 @@ static int iso_map(struct kvm_isolation *iso, const void *ptr, size_t size,
 	start = round_down(start, PAGE_SIZE);
 	end = round_up(end, PAGE_SIZE);
 	done = start;
-	if (shadow || level != KVM_ISOLATION_PTE || iso_page_granular(obj_start, obj_end)) {
-		if (!shadow && level == KVM_ISOLATION_PTE)
+	if (shadow || level != ASI_PTE || iso_page_granular(obj_start, obj_end)) {
+		if (!shadow && level == ASI_PTE)
 			iso_clear_slack(obj_start, obj_end);
 		obj_start = start;
 		obj_end = end;
 	}
 	/* A coarser copy of the direct map would map unrelated memory. */
-	if (level != KVM_ISOLATION_PTE && iso_in_direct_map(start, end))
+	if (level != ASI_PTE && iso_in_direct_map(start, end))
 		return -EINVAL;
 
 	mutex_lock(&iso->lock);
@@ -781,7 +781,7 @@ out:
 	return ret;
 }
 
-static void iso_unmap(struct kvm_isolation *iso, const void *ptr, bool shadow)
+static void iso_unmap(struct asi *iso, const void *ptr, bool shadow)
 {
 	struct iso_range *r;
 
@@ -795,8 +795,8 @@ out:
 	mutex_unlock(&iso->lock);
 }
 
-static int iso_map_kind(struct kvm_isolation *iso, const void *ptr, size_t size,
-			enum kvm_isolation_level level, const char *owner, enum iso_kind kind)
+static int iso_map_kind(struct asi *iso, const void *ptr, size_t size,
+			enum asi_level level, const char *owner, enum iso_kind kind)
 {
 	int ret = iso_map(iso, ptr, size, level, owner, false, kind);
 
@@ -809,7 +809,7 @@ static int iso_map_kind(struct kvm_isolation *iso, const void *ptr, size_t size,
 }
 
 /**
- * kvm_isolation_map() - map a kernel buffer into an isolated address space
+ * asi_map() - map a kernel buffer into an isolated address space
  * @iso: the isolation instance
  * @ptr: start of the buffer; it need not be page aligned
  * @size: size of the buffer in bytes
@@ -829,37 +829,37 @@ static int iso_map_kind(struct kvm_isolation *iso, const void *ptr, size_t size,
  * Return: 0, or -EINVAL, -ENOMEM, or -EBUSY when the restricted table maps
  * the address differently.
  */
-int kvm_isolation_map(struct kvm_isolation *iso, const void *ptr, size_t size,
-		      enum kvm_isolation_level level, const char *owner)
+int asi_map(struct asi *iso, const void *ptr, size_t size,
+	    enum asi_level level, const char *owner)
 {
 	return iso_map_kind(iso, ptr, size, level, owner, ISO_KIND_OBJECT);
 }
-EXPORT_SYMBOL_NS_GPL(kvm_isolation_map, KVM);
+EXPORT_SYMBOL_NS_GPL(asi_map, KVM);
 
 /**
- * kvm_isolation_unmap() - remove a buffer mapped by kvm_isolation_map()
+ * asi_unmap() - remove a buffer mapped by asi_map()
  * @iso: the isolation instance
  * @ptr: the pointer the buffer was mapped with
  *
  * Drops a reference; the last one clears the range, at the level it was
  * mapped at, except for pages another range still maps.
  */
-void kvm_isolation_unmap(struct kvm_isolation *iso, const void *ptr)
+void asi_unmap(struct asi *iso, const void *ptr)
 {
 	iso_unmap(iso, ptr, false);
 	if (iso->kasan_shadow)
 		iso_unmap(iso, ptr, true);
 }
-EXPORT_SYMBOL_NS_GPL(kvm_isolation_unmap, KVM);
+EXPORT_SYMBOL_NS_GPL(asi_unmap, KVM);
 
 /* Map every possible CPU's copy of a per-CPU object, or nothing. */
-static int iso_map_percpu(struct kvm_isolation *iso, void __percpu *ptr, size_t size,
+static int iso_map_percpu(struct asi *iso, void __percpu *ptr, size_t size,
 			  const char *owner, enum iso_kind kind)
 {
 	int cpu, failed, ret;
 
 	for_each_possible_cpu(cpu) {
-		ret = iso_map_kind(iso, per_cpu_ptr(ptr, cpu), size, KVM_ISOLATION_PTE, owner,
+		ret = iso_map_kind(iso, per_cpu_ptr(ptr, cpu), size, ASI_PTE, owner,
 				   kind);
 		if (ret)
 			goto err;
@@ -870,13 +870,13 @@ err:
 	for_each_possible_cpu(cpu) {
 		if (cpu == failed)
 			break;
-		kvm_isolation_unmap(iso, per_cpu_ptr(ptr, cpu));
+		asi_unmap(iso, per_cpu_ptr(ptr, cpu));
 	}
 	return ret;
 }
 
 /**
- * kvm_isolation_map_percpu() - map every possible CPU's copy of a per-CPU object
+ * asi_map_percpu() - map every possible CPU's copy of a per-CPU object
  * @iso: the isolation instance
  * @ptr: the per-CPU object
  * @size: its size
@@ -884,8 +884,8 @@ err:
  *
  * Return: 0 or a negative error; on error nothing stays mapped.
  */
-int kvm_isolation_map_percpu(struct kvm_isolation *iso, void __percpu *ptr, size_t size,
-			     const char *owner)
+int asi_map_percpu(struct asi *iso, void __percpu *ptr, size_t size,
+		   const char *owner)
 {
 	/*
 	 * Dynamic per-CPU data owns its pages only when allocated as whole
@@ -898,26 +898,26 @@ int kvm_isolation_map_percpu(struct kvm_isolation *iso, void __percpu *ptr, size
 	return iso_map_percpu(iso, ptr, size, owner,
 			      dynamic ? ISO_KIND_PERCPU : ISO_KIND_OBJECT);
 }
-EXPORT_SYMBOL_NS_GPL(kvm_isolation_map_percpu, KVM);
+EXPORT_SYMBOL_NS_GPL(asi_map_percpu, KVM);
 
 /**
- * kvm_isolation_unmap_percpu() - unmap what kvm_isolation_map_percpu() mapped
+ * asi_unmap_percpu() - unmap what asi_map_percpu() mapped
  * @iso: the isolation instance
  * @ptr: the per-CPU object
  */
-void kvm_isolation_unmap_percpu(struct kvm_isolation *iso, void __percpu *ptr)
+void asi_unmap_percpu(struct asi *iso, void __percpu *ptr)
 {
 	int cpu;
 
 	for_each_possible_cpu(cpu)
-		kvm_isolation_unmap(iso, per_cpu_ptr(ptr, cpu));
+		asi_unmap(iso, per_cpu_ptr(ptr, cpu));
 }
-EXPORT_SYMBOL_NS_GPL(kvm_isolation_unmap_percpu, KVM);
+EXPORT_SYMBOL_NS_GPL(asi_unmap_percpu, KVM);
 
-static struct kvm_isolation *iso_create(struct kvm_isolation *shared, gfp_t gfp,
-					const char *name)
+static struct asi *iso_create(struct asi *shared, gfp_t gfp,
+			      const char *name)
 {
-	struct kvm_isolation *iso;
+	struct asi *iso;
 
 	iso = kzalloc(sizeof(*iso), gfp);
 	if (!iso)
@@ -956,37 +956,37 @@ static struct kvm_isolation *iso_create(struct kvm_isolation *shared, gfp_t gfp,
 }
 
 /**
- * kvm_isolation_create() - create an isolated address space for a VM
+ * asi_create() - create an isolated address space for a VM
  * @name: how reports call it
  *
  * The new address space maps what the core maps, by reference.
  *
  * Return: the instance, or an ERR_PTR: -ENODEV when isolation is not set up.
  */
-struct kvm_isolation *kvm_isolation_create(const char *name)
+struct asi *asi_create(const char *name)
 {
-	struct kvm_isolation *iso;
+	struct asi *iso;
 
 	if (!iso_core)
 		return ERR_PTR(-ENODEV);
 	iso = iso_create(iso_core, GFP_KERNEL_ACCOUNT, name);
 	return iso ?: ERR_PTR(-ENOMEM);
 }
-EXPORT_SYMBOL_NS_GPL(kvm_isolation_create, KVM);
+EXPORT_SYMBOL_NS_GPL(asi_create, KVM);
 
 /* A CPU that has @iso loaded, or -1. */
-static int iso_loaded_on(struct kvm_isolation *iso)
+static int iso_loaded_on(struct asi *iso)
 {
 	int cpu;
 
 	for_each_possible_cpu(cpu)
-		if (READ_ONCE(per_cpu(kvm_isolation_cpu, cpu).iso) == iso)
+		if (READ_ONCE(per_cpu(asi_cpu, cpu).iso) == iso)
 			return cpu;
 	return -1;
 }
 
 /**
- * kvm_isolation_destroy() - free an isolated address space
+ * asi_destroy() - free an isolated address space
  * @iso: the instance, not loaded on any CPU; NULL is ignored
  *
  * Frees every page-table page the instance owns and every range it tracks.
@@ -998,7 +998,7 @@ static int iso_loaded_on(struct kvm_isolation *iso)
  * Return: true when freed; false when a CPU still has @iso loaded, a bug:
  * the instance is then left allocated rather than freed under that CPU.
  */
-bool kvm_isolation_destroy(struct kvm_isolation *iso)
+bool asi_destroy(struct asi *iso)
 {
 	struct iso_ptpage *pt, *tmp;
 	struct iso_range *r, *rtmp;
@@ -1031,32 +1031,32 @@ bool kvm_isolation_destroy(struct kvm_isolation *iso)
 	kfree(iso);
 	return true;
 }
-EXPORT_SYMBOL_NS_GPL(kvm_isolation_destroy, KVM);
+EXPORT_SYMBOL_NS_GPL(asi_destroy, KVM);
 
 /**
- * kvm_isolation_pgtable_pages() - page-table pages owned by isolation
+ * asi_pgtable_pages() - page-table pages owned by isolation
  *
  * Return: the number of pages of every instance's PGD and directory pages,
  * core included.
  */
-unsigned long kvm_isolation_pgtable_pages(void)
+unsigned long asi_pgtable_pages(void)
 {
 	return atomic_long_read(&iso_total_ptpages);
 }
-EXPORT_SYMBOL_NS_GPL(kvm_isolation_pgtable_pages, KVM);
+EXPORT_SYMBOL_NS_GPL(asi_pgtable_pages, KVM);
 
 /**
- * kvm_isolation_map_task() - map what a task needs to run isolated
+ * asi_map_task() - map what a task needs to run isolated
  * @iso: the isolation instance
  * @task: the task, with a stack
  *
  * Maps the task struct and the stack, and holds both until
- * kvm_isolation_unmap_task(): memory that is mapped must not be freed and
+ * asi_unmap_task(): memory that is mapped must not be freed and
  * reused by another task while it is.
  *
  * Return: 0 or a negative error; on error nothing is mapped or held.
  */
-int kvm_isolation_map_task(struct kvm_isolation *iso, struct task_struct *task)
+int asi_map_task(struct asi *iso, struct task_struct *task)
 {
 	void *stack = try_get_task_stack(task);
 	int ret;
@@ -1064,13 +1064,13 @@ int kvm_isolation_map_task(struct kvm_isolation *iso, struct task_struct *task)
 	if (!stack)
 		return -ESRCH;
 	get_task_struct(task);
-	ret = iso_map_kind(iso, task, arch_task_struct_size, KVM_ISOLATION_PTE, "task",
+	ret = iso_map_kind(iso, task, arch_task_struct_size, ASI_PTE, "task",
 			   ISO_KIND_TASK);
 	if (ret)
 		goto err;
-	ret = kvm_isolation_map(iso, stack, THREAD_SIZE, KVM_ISOLATION_PTE, "task");
+	ret = asi_map(iso, stack, THREAD_SIZE, ASI_PTE, "task");
 	if (ret) {
-		kvm_isolation_unmap(iso, task);
+		asi_unmap(iso, task);
 		goto err;
 	}
 	return 0;
@@ -1079,24 +1079,24 @@ err:
 	put_task_stack(task);
 	return ret;
 }
-EXPORT_SYMBOL_NS_GPL(kvm_isolation_map_task, KVM);
+EXPORT_SYMBOL_NS_GPL(asi_map_task, KVM);
 
 /**
- * kvm_isolation_unmap_task() - undo kvm_isolation_map_task()
+ * asi_unmap_task() - undo asi_map_task()
  * @iso: the isolation instance
  * @task: the task
  */
-void kvm_isolation_unmap_task(struct kvm_isolation *iso, struct task_struct *task)
+void asi_unmap_task(struct asi *iso, struct task_struct *task)
 {
-	kvm_isolation_unmap(iso, task_stack_page(task));
-	kvm_isolation_unmap(iso, task);
+	asi_unmap(iso, task_stack_page(task));
+	asi_unmap(iso, task);
 	put_task_stack(task);
 	put_task_struct(task);
 }
-EXPORT_SYMBOL_NS_GPL(kvm_isolation_unmap_task, KVM);
+EXPORT_SYMBOL_NS_GPL(asi_unmap_task, KVM);
 
 /* Bytes the restricted table maps below @table at @level (shared pages too). */
-static unsigned long iso_mapped_bytes(void *table, enum kvm_isolation_level level,
+static unsigned long iso_mapped_bytes(void *table, enum asi_level level,
 				      unsigned int first, unsigned int last)
 {
 	unsigned long *e = table, total = 0;
@@ -1114,34 +1114,34 @@ static unsigned long iso_mapped_bytes(void *table, enum kvm_isolation_level leve
 	return total;
 }
 
-static unsigned long iso_mapped_total(struct kvm_isolation *iso)
+static unsigned long iso_mapped_total(struct asi *iso)
 {
-	return iso_mapped_bytes(iso->pgd, KVM_ISOLATION_PGD, KERNEL_PGD_BOUNDARY,
+	return iso_mapped_bytes(iso->pgd, ASI_PGD, KERNEL_PGD_BOUNDARY,
 				PTRS_PER_PGD - 1);
 }
 
 /**
- * kvm_isolation_name() - the name an instance was created with
+ * asi_name() - the name an instance was created with
  * @iso: the instance
  *
  * Return: its name.
  */
-const char *kvm_isolation_name(struct kvm_isolation *iso)
+const char *asi_name(struct asi *iso)
 {
 	return iso->name;
 }
-EXPORT_SYMBOL_NS_GPL(kvm_isolation_name, KVM);
+EXPORT_SYMBOL_NS_GPL(asi_name, KVM);
 
 /**
- * kvm_isolation_is_mapped() - does an isolated address space map an address?
+ * asi_is_mapped() - does an isolated address space map an address?
  * @iso: the instance
  * @addr: the address
  *
  * Return: true if the restricted page table translates @addr.
  */
-bool kvm_isolation_is_mapped(struct kvm_isolation *iso, const void *addr)
+bool asi_is_mapped(struct asi *iso, const void *addr)
 {
-	enum kvm_isolation_level l = KVM_ISOLATION_PGD;
+	enum asi_level l = ASI_PGD;
 	unsigned long a = (unsigned long)addr;
 	unsigned long val = READ_ONCE(*iso_offset(iso->pgd, a, l));
 
@@ -1154,17 +1154,17 @@ bool kvm_isolation_is_mapped(struct kvm_isolation *iso, const void *addr)
 		val = READ_ONCE(*iso_offset(iso_table(val), a, l));
 	}
 }
-EXPORT_SYMBOL_NS_GPL(kvm_isolation_is_mapped, KVM);
+EXPORT_SYMBOL_NS_GPL(asi_is_mapped, KVM);
 
 /*
  * Bytes of [start, end) that no object of @iso or of the core stands for;
  * the first of them in *first.  The core's ranges do not change while
  * other instances exist.
  */
-static unsigned long iso_uncovered(struct kvm_isolation *iso, unsigned long start,
+static unsigned long iso_uncovered(struct asi *iso, unsigned long start,
 				   unsigned long end, unsigned long *first)
 {
-	struct kvm_isolation *owners[] = { iso, iso->shared };
+	struct asi *owners[] = { iso, iso->shared };
 	unsigned long pos = start, gap = 0, reach, next;
 	struct iso_range *r;
 	int i;
@@ -1228,9 +1228,9 @@ static void iso_audit_describe(struct seq_file *m, unsigned long addr)
  * What the objects mapped on the page at @addr are: a known kind only if
  * all of them are of it, so that an ordinary object beside still counts.
  */
-static enum iso_kind iso_page_kind(struct kvm_isolation *iso, unsigned long addr)
+static enum iso_kind iso_page_kind(struct asi *iso, unsigned long addr)
 {
-	struct kvm_isolation *owners[] = { iso, iso->shared };
+	struct asi *owners[] = { iso, iso->shared };
 	enum iso_kind kind = ISO_KIND_TASK;
 	struct iso_range *r;
 	int i;
@@ -1243,9 +1243,9 @@ static enum iso_kind iso_page_kind(struct kvm_isolation *iso, unsigned long addr
 }
 
 /* Name the objects mapped on the page at @addr, with the bytes each covers. */
-static void iso_audit_owners(struct seq_file *m, struct kvm_isolation *iso, unsigned long addr)
+static void iso_audit_owners(struct seq_file *m, struct asi *iso, unsigned long addr)
 {
-	struct kvm_isolation *owners[] = { iso, iso->shared };
+	struct asi *owners[] = { iso, iso->shared };
 	unsigned long from, to;
 	struct iso_range *r;
 	int i, n = 0;
@@ -1275,7 +1275,7 @@ static void iso_audit_owners(struct seq_file *m, struct kvm_isolation *iso, unsi
  * Asked for there, the kernel's mappings are made non-global too, as PTI
  * makes them, so that isolation works without PTI.
  */
-bool kvm_isolation_at_boot __ro_after_init;
+bool asi_at_boot __ro_after_init;
 /*
  * Lockdep maps all of the kernel's data, and slab debugging or KASAN puts
  * metadata beside every slab object: such a kernel tests isolation's
@@ -1284,11 +1284,11 @@ bool kvm_isolation_at_boot __ro_after_init;
 static bool iso_debug_shares __read_mostly = IS_ENABLED(CONFIG_LOCKDEP);
 
 struct iso_audit {
-	struct kvm_isolation *iso;
+	struct asi *iso;
 	struct seq_file *m;
 	unsigned int lines;		/* findings still to describe */
-	struct kvm_isolation_audit *res;
-	const u8 *needle;		/* kvm_isolation_find() looks for it instead */
+	struct asi_audit *res;
+	const u8 *needle;		/* asi_find() looks for it instead */
 	size_t needle_len;
 	u8 *buf;			/* a page, for it */
 	unsigned long found;
@@ -1355,7 +1355,7 @@ static void iso_audit_page(struct iso_audit *a, unsigned long addr, unsigned lon
 	seq_putc(a->m, '\n');
 }
 
-static void iso_audit_table(struct iso_audit *a, void *table, enum kvm_isolation_level level,
+static void iso_audit_table(struct iso_audit *a, void *table, enum asi_level level,
 			    unsigned long base)
 {
 	unsigned long *e = table, addr, first, size = iso_size(level), pfn, p;
@@ -1363,7 +1363,7 @@ static void iso_audit_table(struct iso_audit *a, void *table, enum kvm_isolation
 
 	for (i = 0; i < PTRS_PER_PTE; i++) {
 		addr = base + ((unsigned long)i << iso_shift(level));
-		if (level == KVM_ISOLATION_PGD)
+		if (level == ASI_PGD)
 			addr = (long)(addr << (64 - __VIRTUAL_MASK_SHIFT - 1)) >>
 			       (64 - __VIRTUAL_MASK_SHIFT - 1);
 		if (!iso_present(e[i]))
@@ -1386,26 +1386,26 @@ static void iso_audit_table(struct iso_audit *a, void *table, enum kvm_isolation
 	}
 }
 
-static bool iso_maps_any(struct kvm_isolation *iso, const void *ptr, size_t size)
+static bool iso_maps_any(struct asi *iso, const void *ptr, size_t size)
 {
 	unsigned long a, end = (unsigned long)ptr + size;
 
 	lockdep_assert_held(&iso->lock);
 	for (a = (unsigned long)ptr & PAGE_MASK; ptr && a < end; a += PAGE_SIZE)
-		if (kvm_isolation_is_mapped(iso, (void *)a))
+		if (asi_is_mapped(iso, (void *)a))
 			return true;
 	return false;
 }
 
 /**
- * kvm_isolation_maps_any() - does an isolated address space map part of a buffer?
+ * asi_maps_any() - does an isolated address space map part of a buffer?
  * @iso: the instance
  * @ptr: the buffer, or NULL
  * @size: its size
  *
  * Return: true if the restricted page table translates a page of the buffer.
  */
-bool kvm_isolation_maps_any(struct kvm_isolation *iso, const void *ptr, size_t size)
+bool asi_maps_any(struct asi *iso, const void *ptr, size_t size)
 {
 	bool ret;
 
@@ -1415,17 +1415,17 @@ bool kvm_isolation_maps_any(struct kvm_isolation *iso, const void *ptr, size_t s
 	mutex_unlock(&iso->lock);
 	return ret;
 }
-EXPORT_SYMBOL_NS_GPL(kvm_isolation_maps_any, KVM);
+EXPORT_SYMBOL_NS_GPL(asi_maps_any, KVM);
 
 /**
- * kvm_isolation_maps_allocation() - does an isolated address space map part of an allocation?
+ * asi_maps_allocation() - does an isolated address space map part of an allocation?
  * @iso: the instance
  * @ptr: the start of a slab object, a vmalloc area or pages of the page allocator
  *
  * Return: true if the restricted page table translates a page of the
  * whole allocation, its slack included.
  */
-bool kvm_isolation_maps_allocation(struct kvm_isolation *iso, const void *ptr)
+bool asi_maps_allocation(struct asi *iso, const void *ptr)
 {
 	struct vm_struct *area;
 	size_t size = PAGE_SIZE;
@@ -1439,16 +1439,16 @@ bool kvm_isolation_maps_allocation(struct kvm_isolation *iso, const void *ptr)
 		page = virt_to_head_page(ptr);
 		size = PageSlab(page) ? __ksize(ptr) : page_size(page);
 	}
-	return kvm_isolation_maps_any(iso, ptr, size);
+	return asi_maps_any(iso, ptr, size);
 }
-EXPORT_SYMBOL_NS_GPL(kvm_isolation_maps_allocation, KVM);
+EXPORT_SYMBOL_NS_GPL(asi_maps_allocation, KVM);
 
 /*
- * The tasks mapped with kvm_isolation_map_task(), which may have exited,
+ * The tasks mapped with asi_map_task(), which may have exited,
  * and every other task on the system, none of whose task struct or stack
  * pages may be mapped.
  */
-static void iso_audit_tasks(struct kvm_isolation *iso, struct kvm_isolation_audit *res)
+static void iso_audit_tasks(struct asi *iso, struct asi_audit *res)
 {
 	struct task_struct *g, *t;
 	struct iso_range *r;
@@ -1472,7 +1472,7 @@ static void iso_audit_tasks(struct kvm_isolation *iso, struct kvm_isolation_audi
  * What page-exclusive allocation costs the instance: the bytes of its
  * objects' pages that the objects do not use, by owner.
  */
-static void iso_audit_padding(struct seq_file *m, struct kvm_isolation *iso)
+static void iso_audit_padding(struct seq_file *m, struct asi *iso)
 {
 	struct { const char *owner; unsigned long bytes; } pad[4] = {};
 	struct iso_range *r;
@@ -1497,7 +1497,7 @@ static void iso_audit_padding(struct seq_file *m, struct kvm_isolation *iso)
 }
 
 /**
- * kvm_isolation_audit() - is every mapped byte one that the instance may map?
+ * asi_audit() - is every mapped byte one that the instance may map?
  * @iso: the instance
  * @m: where to describe findings as "# " lines, or NULL
  * @max_lines: how many findings to describe at most
@@ -1510,31 +1510,31 @@ static void iso_audit_padding(struct seq_file *m, struct kvm_isolation *iso)
  * object shares it with something else (another allocation, another CPU's
  * or the kernel's variables, free memory).  Objects are their exact bytes,
  * except page-granular allocations, which own their pages whole.  Then
- * looks at every task: none but those mapped with kvm_isolation_map_task()
+ * looks at every task: none but those mapped with asi_map_task()
  * may have a page of its task struct or stack mapped.
  *
  * Return: the number of findings, stray and shared pages.
  */
-unsigned long kvm_isolation_audit(struct kvm_isolation *iso, struct seq_file *m,
-				  unsigned int max_lines, struct kvm_isolation_audit *res)
+unsigned long asi_audit(struct asi *iso, struct seq_file *m,
+			unsigned int max_lines, struct asi_audit *res)
 {
 	struct iso_audit a = { .iso = iso, .m = m, .lines = max_lines, .res = res };
 
 	memset(res, 0, sizeof(*res));
-	res->boot_shares = !kvm_isolation_at_boot;
+	res->boot_shares = !asi_at_boot;
 	res->debug_shares = iso_debug_shares;
 	mutex_lock(&iso->lock);
-	iso_audit_table(&a, iso->pgd, KVM_ISOLATION_PGD, 0);
+	iso_audit_table(&a, iso->pgd, ASI_PGD, 0);
 	iso_audit_tasks(iso, res);
 	if (m)
 		iso_audit_padding(m, iso);
 	mutex_unlock(&iso->lock);
 	return res->stray + res->shared;
 }
-EXPORT_SYMBOL_NS_GPL(kvm_isolation_audit, KVM);
+EXPORT_SYMBOL_NS_GPL(asi_audit, KVM);
 
 /**
- * kvm_isolation_find() - count the mapped pages that hold some bytes
+ * asi_find() - count the mapped pages that hold some bytes
  * @iso: the instance
  * @needle: the bytes, a secret that a test planted somewhere
  * @len: their number, 1 to PAGE_SIZE
@@ -1545,9 +1545,9 @@ EXPORT_SYMBOL_NS_GPL(kvm_isolation_audit, KVM);
  * Return: the number of mapped 4 KiB pages that hold @needle, or a
  * negative error.
  */
-long kvm_isolation_find(struct kvm_isolation *iso, const void *needle, size_t len)
+long asi_find(struct asi *iso, const void *needle, size_t len)
 {
-	struct kvm_isolation_audit res;
+	struct asi_audit res;
 	struct iso_audit a = { .iso = iso, .res = &res, .needle = needle, .needle_len = len };
 
 	if (!len || len > PAGE_SIZE)
@@ -1556,39 +1556,39 @@ long kvm_isolation_find(struct kvm_isolation *iso, const void *needle, size_t le
 	if (!a.buf)
 		return -ENOMEM;
 	mutex_lock(&iso->lock);
-	iso_audit_table(&a, iso->pgd, KVM_ISOLATION_PGD, 0);
+	iso_audit_table(&a, iso->pgd, ASI_PGD, 0);
 	mutex_unlock(&iso->lock);
 	kfree(a.buf);
 	return a.found;
 }
-EXPORT_SYMBOL_NS_GPL(kvm_isolation_find, KVM);
+EXPORT_SYMBOL_NS_GPL(asi_find, KVM);
 
 #if IS_ENABLED(CONFIG_PTDUMP_DEBUGFS)
 /**
- * kvm_isolation_ptdump() - dump every isolated address space with ptdump
- * @m: the seq_file of /sys/kernel/debug/page_tables/kvm_isolation
+ * asi_ptdump() - dump every isolated address space with ptdump
+ * @m: the seq_file of /sys/kernel/debug/page_tables/asi
  *
  * The restricted table of each instance, core first, walked as ptdump
  * walks the kernel's.
  */
-void kvm_isolation_ptdump(struct seq_file *m)
+void asi_ptdump(struct seq_file *m)
 {
-	struct kvm_isolation *iso;
+	struct asi *iso;
 
 	mutex_lock(&iso_instances_lock);
 	list_for_each_entry(iso, &iso_instances, list) {
-		seq_printf(m, "---[ KVM isolation: %s ]---\n", iso->name);
+		seq_printf(m, "---[ asi: %s ]---\n", iso->name);
 		mutex_lock(&iso->lock);
 		ptdump_walk_pgd_table_debugfs(m, iso->pgd);
 		mutex_unlock(&iso->lock);
 	}
 	mutex_unlock(&iso_instances_lock);
 }
-EXPORT_SYMBOL_NS_GPL(kvm_isolation_ptdump, KVM);
+EXPORT_SYMBOL_NS_GPL(asi_ptdump, KVM);
 #endif
 
 /**
- * kvm_isolation_ranges_show() - show every mapped range
+ * asi_ranges_show() - show every mapped range
  * @m: the debugfs "ranges" file
  * @v: unused
  *
@@ -1597,9 +1597,9 @@ EXPORT_SYMBOL_NS_GPL(kvm_isolation_ptdump, KVM);
  *
  * Return: 0.
  */
-int kvm_isolation_ranges_show(struct seq_file *m, void *v)
+int asi_ranges_show(struct seq_file *m, void *v)
 {
-	struct kvm_isolation *iso;
+	struct asi *iso;
 	struct iso_range *r;
 
 	seq_puts(m, "# instance owner start end bytes level\n");
@@ -1614,7 +1614,7 @@ int kvm_isolation_ranges_show(struct seq_file *m, void *v)
 	mutex_unlock(&iso_instances_lock);
 	return 0;
 }
-EXPORT_SYMBOL_NS_GPL(kvm_isolation_ranges_show, KVM);
+EXPORT_SYMBOL_NS_GPL(asi_ranges_show, KVM);
 
 /*
  * What the kernel maps, for comparison, less KASAN's shadow: most of that
@@ -1630,21 +1630,21 @@ static unsigned long iso_kernel_mapped_bytes(void)
 		if (i >= pgd_index(KASAN_SHADOW_START) && i <= pgd_index(KASAN_SHADOW_END - 1))
 			continue;
 #endif
-		total += iso_mapped_bytes(init_mm.pgd, KVM_ISOLATION_PGD, i, i);
+		total += iso_mapped_bytes(init_mm.pgd, ASI_PGD, i, i);
 	}
 	return total;
 }
 
 /**
- * kvm_isolation_show_summary() - show the sizes of the address spaces
+ * asi_show_summary() - show the sizes of the address spaces
  * @m: the debugfs "stats" file
  *
  * What the core and each VM map, and their page-table pages, against what
  * the kernel itself maps.
  */
-void kvm_isolation_show_summary(struct seq_file *m)
+void asi_show_summary(struct seq_file *m)
 {
-	struct kvm_isolation *iso;
+	struct asi *iso;
 	unsigned long kernel;
 	int n = 0;
 
@@ -1662,27 +1662,27 @@ void kvm_isolation_show_summary(struct seq_file *m)
 	seq_printf(m, "mapped_kib_kernel %lu\n", kernel >> 10);
 	seq_printf(m, "instances %d\n", n);
 }
-EXPORT_SYMBOL_NS_GPL(kvm_isolation_show_summary, KVM);
+EXPORT_SYMBOL_NS_GPL(asi_show_summary, KVM);
 
 /*
  * What every VM needs of the per-CPU data: what the entry code and the
  * VM-entry and VM-exit paths touch while isolated.  Each of these fills
  * its pages, so nothing else is mapped with it: the variables defined with
- * DEFINE_PER_CPU_KVM_ISOLATION(), on pages of their own; the page-aligned
+ * DEFINE_PER_CPU_ASI(), on pages of their own; the page-aligned
  * TSS, GDT and our own state; and the first per-CPU page, which holds only
  * fixed_percpu_data (the stack canary), followed by page alignment.
  */
-static int iso_map_core_percpu(struct kvm_isolation *iso)
+static int iso_map_core_percpu(struct asi *iso)
 {
 	static const struct {
 		void __percpu *ptr;
 		size_t size;
 	} vars[] = {
-		{ (void __percpu __force *)__per_cpu_kvm_isolation_start, 0 },
+		{ (void __percpu __force *)__per_cpu_asi_start, 0 },
 		/* All of it: cpu_entry_area maps it for PTI's user space anyway. */
 		{ &cpu_tss_rw, sizeof(cpu_tss_rw) },
 		{ &gdt_page, sizeof(gdt_page) },		/* SVM reloads TR */
-		{ &kvm_isolation_cpu, sizeof(kvm_isolation_cpu) },
+		{ &asi_cpu, sizeof(asi_cpu) },
 		{ &fixed_percpu_data, PAGE_SIZE },
 #ifdef CONFIG_LOCKDEP
 		{ &lockdep_recursion, sizeof(lockdep_recursion) },
@@ -1696,8 +1696,8 @@ static int iso_map_core_percpu(struct kvm_isolation *iso)
 	int i, ret;
 
 	for (i = 0; i < ARRAY_SIZE(vars); i++) {
-		size = vars[i].size ?: __per_cpu_kvm_isolation_end - __per_cpu_kvm_isolation_start;
-		ret = kvm_isolation_map_percpu(iso, vars[i].ptr, size, "core");
+		size = vars[i].size ?: __per_cpu_asi_end - __per_cpu_asi_start;
+		ret = asi_map_percpu(iso, vars[i].ptr, size, "core");
 		if (ret)
 			return ret;
 	}
@@ -1706,24 +1706,24 @@ static int iso_map_core_percpu(struct kvm_isolation *iso)
 
 /*
  * Kernel data read on the VM-entry and VM-exit paths while isolated: what
- * is defined __kvm_isolation_data, on pages of its own (the CPU masks that
+ * is defined __asi_data, on pages of its own (the CPU masks that
  * RCU's and lockdep's checks read; bp_desc and tp_vec, which a static key
  * flipped on another CPU makes poke_int3_handler() read at any instruction
  * being patched), and the tracepoint strings (TPS()), read as arguments
  * even when tracing is off, which the linker script page-aligns too.
  */
-static int iso_map_core_data(struct kvm_isolation *iso)
+static int iso_map_core_data(struct asi *iso)
 {
-	size_t size = __end_kvm_isolation_data - __start_kvm_isolation_data;
+	size_t size = __end_asi_data - __start_asi_data;
 	int ret;
 
-	ret = kvm_isolation_map(iso, __start_kvm_isolation_data, size, KVM_ISOLATION_PTE,
-				"core");
+	ret = asi_map(iso, __start_asi_data, size, ASI_PTE,
+		      "core");
 	size = PAGE_ALIGN((unsigned long)__stop___tracepoint_str -
 			  (unsigned long)__start___tracepoint_str);
 	if (!ret && size)
-		ret = kvm_isolation_map(iso, __start___tracepoint_str, size, KVM_ISOLATION_PTE,
-					"core");
+		ret = asi_map(iso, __start___tracepoint_str, size, ASI_PTE,
+			      "core");
 #ifdef CONFIG_LOCKDEP
 	/*
 	 * Lock tracking reads and writes lockdep's own state (classes, chains,
@@ -1733,21 +1733,21 @@ static int iso_map_core_data(struct kvm_isolation *iso)
 	 * tests isolation's paths, it does not keep host data from guests.
 	 */
 	if (!ret)
-		ret = kvm_isolation_map(iso, _sdata, _edata - _sdata, KVM_ISOLATION_PTE, "lockdep");
+		ret = asi_map(iso, _sdata, _edata - _sdata, ASI_PTE, "lockdep");
 	if (!ret)
-		ret = kvm_isolation_map(iso, __bss_start, __bss_stop - __bss_start,
-					KVM_ISOLATION_PTE, "lockdep");
+		ret = asi_map(iso, __bss_start, __bss_stop - __bss_start,
+			      ASI_PTE, "lockdep");
 #ifdef CONFIG_UNWINDER_ORC
 	/* Recording a new dependency records a stack trace: ORC's tables. */
 	if (!ret)
-		ret = kvm_isolation_map(iso, __start_orc_unwind_ip,
-					orc_lookup_end - __start_orc_unwind_ip, KVM_ISOLATION_PTE,
-					"lockdep");
+		ret = asi_map(iso, __start_orc_unwind_ip,
+			      orc_lookup_end - __start_orc_unwind_ip, ASI_PTE,
+			      "lockdep");
 #endif
 	/* The same for per-CPU data: lockdep's, and its checkers' beside it. */
 	if (!ret)
-		ret = kvm_isolation_map_percpu(iso, (void __percpu __force *)__per_cpu_start,
-					       __per_cpu_end - __per_cpu_start, "lockdep");
+		ret = asi_map_percpu(iso, (void __percpu __force *)__per_cpu_start,
+				     __per_cpu_end - __per_cpu_start, "lockdep");
 	if (!ret)
 		pr_warn("lockdep: the kernel's .data, .bss and per-CPU data are mapped for every VM; this kernel tests isolation, it does not isolate\n");
 #endif
@@ -1755,7 +1755,7 @@ static int iso_map_core_data(struct kvm_isolation *iso)
 }
 
 /* The hard-IRQ stacks: vmapped with guard pages, so copied page by page. */
-static int iso_map_irq_stacks(struct kvm_isolation *iso)
+static int iso_map_irq_stacks(struct asi *iso)
 {
 	int cpu, ret;
 
@@ -1764,24 +1764,24 @@ static int iso_map_irq_stacks(struct kvm_isolation *iso)
 
 		if (!top)
 			continue;
-		ret = kvm_isolation_map(iso, top + 8 - IRQ_STACK_SIZE, IRQ_STACK_SIZE,
-					KVM_ISOLATION_PTE, "core");
+		ret = asi_map(iso, top + 8 - IRQ_STACK_SIZE, IRQ_STACK_SIZE,
+			      ASI_PTE, "core");
 		if (ret)
 			return ret;
 	}
 	return 0;
 }
 
-static int iso_map_module(struct kvm_isolation *iso, struct module *mod)
+static int iso_map_module(struct asi *iso, struct module *mod)
 {
 	int ret;
 
-	ret = kvm_isolation_map(iso, mod->core_layout.base, mod->core_layout.size,
-				KVM_ISOLATION_PTE, "core");
+	ret = asi_map(iso, mod->core_layout.base, mod->core_layout.size,
+		      ASI_PTE, "core");
 	if (ret || !mod->percpu_size)
 		return ret;
 	/*
-	 * Whole pages, from KVM_ISOLATION_MODULE_PERCPU_PAGES(): otherwise the
+	 * Whole pages, from ASI_MODULE_PERCPU_PAGES(): otherwise the
 	 * pages hold other modules' or the kernel's per-CPU data too.
 	 */
 	if (!PAGE_ALIGNED(per_cpu_ptr(mod->percpu, 0)) || !PAGE_ALIGNED(mod->percpu_size)) {
@@ -1792,24 +1792,24 @@ static int iso_map_module(struct kvm_isolation *iso, struct module *mod)
 	return iso_map_percpu(iso, mod->percpu, mod->percpu_size, "core", ISO_KIND_OBJECT);
 }
 
-static int iso_map_core(struct kvm_isolation *iso, struct module *const *mods,
+static int iso_map_core(struct asi *iso, struct module *const *mods,
 			unsigned int nr_mods, const char **what)
 {
 	unsigned int i;
 	int ret;
 
 	*what = "kernel text";
-	ret = kvm_isolation_map(iso, _text, _etext - _text, KVM_ISOLATION_PMD, "core");
+	ret = asi_map(iso, _text, _etext - _text, ASI_PMD, "core");
 	if (ret)
 		return ret;
 	*what = "kernel rodata";
-	ret = kvm_isolation_map(iso, __start_rodata, __end_rodata - __start_rodata,
-				KVM_ISOLATION_PMD, "core");
+	ret = asi_map(iso, __start_rodata, __end_rodata - __start_rodata,
+		      ASI_PMD, "core");
 	if (ret)
 		return ret;
 	*what = "cpu_entry_area";
-	ret = kvm_isolation_map(iso, (void *)CPU_ENTRY_AREA_BASE, CPU_ENTRY_AREA_MAP_SIZE,
-				KVM_ISOLATION_P4D, "core");
+	ret = asi_map(iso, (void *)CPU_ENTRY_AREA_BASE, CPU_ENTRY_AREA_MAP_SIZE,
+		      ASI_P4D, "core");
 	if (ret)
 		return ret;
 	*what = "per-CPU data";
@@ -1834,15 +1834,15 @@ static int __init iso_parse_cmdline(char *arg)
 {
 	/* A bool module parameter without a value is true. */
 	if (!arg) {
-		kvm_isolation_at_boot = true;
+		asi_at_boot = true;
 		return 0;
 	}
-	return kstrtobool(arg, &kvm_isolation_at_boot);
+	return kstrtobool(arg, &asi_at_boot);
 }
 early_param("kvm.address_space_isolation", iso_parse_cmdline);
 
 /**
- * kvm_isolation_task_struct_size() - the size of task structs
+ * asi_task_struct_size() - the size of task structs
  * @size: the size of a task struct with its FPU state
  *
  * Called once by the FPU code, after early parameters are parsed and
@@ -1853,13 +1853,13 @@ early_param("kvm.address_space_isolation", iso_parse_cmdline);
  * Return: @size, rounded up to whole pages with
  * kvm.address_space_isolation=1 on the kernel command line.
  */
-int __init kvm_isolation_task_struct_size(int size)
+int __init asi_task_struct_size(int size)
 {
-	return kvm_isolation_exclusive_size(size);
+	return asi_exclusive_size(size);
 }
 
 /**
- * kvm_isolation_exclusive_size() - the size to allocate for an object isolation maps
+ * asi_exclusive_size() - the size to allocate for an object isolation maps
  * @size: the size of the object
  *
  * For objects that code outside KVM allocates and a VM's address space
@@ -1869,11 +1869,11 @@ int __init kvm_isolation_task_struct_size(int size)
  * Return: @size, rounded up to whole pages with
  * kvm.address_space_isolation=1 on the kernel command line.
  */
-size_t kvm_isolation_exclusive_size(size_t size)
+size_t asi_exclusive_size(size_t size)
 {
-	return kvm_isolation_at_boot ? PAGE_ALIGN(size) : size;
+	return asi_at_boot ? PAGE_ALIGN(size) : size;
 }
-EXPORT_SYMBOL_NS_GPL(kvm_isolation_exclusive_size, KVM);
+EXPORT_SYMBOL_NS_GPL(asi_exclusive_size, KVM);
 
 /*
  * Does every task struct start a page?  The task cache lays them out so
@@ -1893,7 +1893,7 @@ static bool iso_tasks_page_aligned(void)
 }
 
 /**
- * kvm_isolation_setup() - build the core isolated address space and enable isolation
+ * asi_setup() - build the core isolated address space and enable isolation
  * @mods: the modules whose code, data and per-CPU data every instance maps
  *	whole: the caller's own and those it calls while isolated
  * @nr_mods: how many
@@ -1904,13 +1904,13 @@ static bool iso_tasks_page_aligned(void)
  *
  * Return: 0 when isolation is enabled, else a negative error, after saying why.
  */
-int kvm_isolation_setup(struct module *const *mods, unsigned int nr_mods)
+int asi_setup(struct module *const *mods, unsigned int nr_mods)
 {
 	const char *what = "the core address space";
 	unsigned int i;
 	int ret = -ENOMEM;
 
-	if (!boot_cpu_has(X86_FEATURE_PTI) && !kvm_isolation_at_boot) {
+	if (!boot_cpu_has(X86_FEATURE_PTI) && !asi_at_boot) {
 		pr_warn("not enabled: kernel mappings are global (pass kvm.address_space_isolation=1 on the kernel command line, or boot with pti=on)\n");
 		return -EOPNOTSUPP;
 	}
@@ -1935,41 +1935,41 @@ int kvm_isolation_setup(struct module *const *mods, unsigned int nr_mods)
 	if (ret)
 		goto err;
 
-	static_branch_enable(&kvm_isolation_enabled);
-	if (!kvm_isolation_at_boot) {
+	static_branch_enable(&asi_enabled_key);
+	if (!asi_at_boot) {
 		pr_warn("task structs and SRCU data share their pages: pass kvm.address_space_isolation=1 on the kernel command line to give them pages of their own\n");
 	} else if (!iso_tasks_page_aligned()) {
 		iso_debug_shares = true;
 		pr_warn("slab objects, task structs among them, share their pages: the slab adds debugging metadata beside them\n");
 	}
 	pr_info("Running with isolated address space: core maps %lu KiB, %lu page-table pages\n",
-		iso_mapped_total(iso_core) >> 10, kvm_isolation_pgtable_pages());
+		iso_mapped_total(iso_core) >> 10, asi_pgtable_pages());
 	return 0;
 err:
 	pr_err("not enabled: mapping %s failed (%d)\n", what, ret);
-	kvm_isolation_destroy(iso_core);
+	asi_destroy(iso_core);
 	iso_core = NULL;
 	return ret;
 }
-EXPORT_SYMBOL_NS_GPL(kvm_isolation_setup, KVM);
+EXPORT_SYMBOL_NS_GPL(asi_setup, KVM);
 
 /**
- * kvm_isolation_teardown() - disable isolation and free the core
+ * asi_teardown() - disable isolation and free the core
  *
  * Called when KVM goes away; every VM's instance is gone by then.
  */
-void kvm_isolation_teardown(void)
+void asi_teardown(void)
 {
 	if (!iso_core)
 		return;
-	static_branch_disable(&kvm_isolation_enabled);
+	static_branch_disable(&asi_enabled_key);
 	WARN_ON(atomic_read(&iso_nr_shared_users));
-	kvm_isolation_destroy(iso_core);
+	asi_destroy(iso_core);
 	iso_core = NULL;
 	pr_info("isolated address space disabled\n");
 }
-EXPORT_SYMBOL_NS_GPL(kvm_isolation_teardown, KVM);
+EXPORT_SYMBOL_NS_GPL(asi_teardown, KVM);
 
 #ifdef CONFIG_KVM_ADDRESS_SPACE_ISOLATION_KUNIT_TEST
-#include "kvm_isolation_test.c"
+#include "asi_test.c"
 #endif

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * KVM address space isolation: switching to and from the restricted page
+ * Address space isolation (ASI): switching to and from the restricted page
  * table, leaving it on interrupts and page faults, and the isolation fault
  * log.
  *
@@ -13,7 +13,7 @@
  * does.
  *
  * Anything that arrives while isolated recognises this CPU's restricted CR3
- * (kvm_isolation_cpu.cr3) and moves to full mappings before touching
+ * (asi_cpu.cr3) and moves to full mappings before touching
  * memory the restricted table does not map: interrupts leave isolation in
  * the IDTENTRY wrappers, page faults first thing in exc_page_fault(), and
  * NMI, #MC and #DB switch to full mappings for the handler and back, and
@@ -25,7 +25,7 @@
  * before the task can be scheduled out (kvm_sched_out() -> vcpu put).
  */
 
-#define pr_fmt(fmt) "KVM isolation: " fmt
+#define pr_fmt(fmt) "asi: " fmt
 
 #include <linux/kallsyms.h>
 #include <linux/mm.h>
@@ -35,23 +35,23 @@
 #include <linux/spinlock.h>
 
 #include <asm/hardirq.h>
-#include <asm/kvm_isolation.h>
+#include <asm/asi.h>
 #include <asm/tlbflush.h>
 
-#include "kvm_isolation.h"
+#include "asi.h"
 
 /* Dump the stack with each newly seen isolation fault. */
 static bool iso_fault_stack = true;
 
 /**
- * kvm_isolation_set_fault_stack() - whether to dump the stack with each new fault site
+ * asi_set_fault_stack() - whether to dump the stack with each new fault site
  * @on: dump it
  */
-void kvm_isolation_set_fault_stack(bool on)
+void asi_set_fault_stack(bool on)
 {
 	WRITE_ONCE(iso_fault_stack, on);
 }
-EXPORT_SYMBOL_NS_GPL(kvm_isolation_set_fault_stack, KVM);
+EXPORT_SYMBOL_NS_GPL(asi_set_fault_stack, KVM);
 
 /* Restricted PCIDs follow the kernel's: kern_pcid() uses 1..TLB_NR_DYN_ASIDS. */
 #define ISO_FIRST_PCID		(TLB_NR_DYN_ASIDS + 1)
@@ -62,15 +62,15 @@ static __always_inline unsigned long iso_noflush(void)
 }
 
 /**
- * kvm_isolation_forget_pcids() - flush every restricted PCID of this CPU on next use
+ * asi_forget_pcids() - flush every restricted PCID of this CPU on next use
  *
  * Called by the TLB code where it marks the kernel's other PCIDs stale after
  * a kernel mapping changed (clear_asid_other(), from switch_mm() or from
  * our entry), with interrupts disabled.
  */
-void kvm_isolation_forget_pcids(void)
+void asi_forget_pcids(void)
 {
-	struct kvm_isolation_cpu *c = this_cpu_ptr(&kvm_isolation_cpu);
+	struct asi_cpu *c = this_cpu_ptr(&asi_cpu);
 
 	memset(c->pcid_owner, 0, sizeof(c->pcid_owner));
 }
@@ -83,7 +83,7 @@ void kvm_isolation_forget_pcids(void)
  * switch_mm() would, which forgets every restricted PCID).  Without PCIDs
  * every CR3 write flushes.
  */
-static unsigned long iso_restricted_cr3(struct kvm_isolation_cpu *c, struct kvm_isolation *iso,
+static unsigned long iso_restricted_cr3(struct asi_cpu *c, struct asi *iso,
 					bool *noflush)
 {
 	u64 gen = atomic64_read(&iso->tlb_gen);
@@ -95,12 +95,12 @@ static unsigned long iso_restricted_cr3(struct kvm_isolation_cpu *c, struct kvm_
 		return iso->pgd_pa;
 	}
 	clear_asid_other_pending();
-	for (slot = 0; slot < KVM_ISOLATION_NR_PCIDS; slot++)
+	for (slot = 0; slot < ASI_NR_PCIDS; slot++)
 		if (c->pcid_owner[slot] == iso->id)
 			break;
-	if (slot == KVM_ISOLATION_NR_PCIDS) {
+	if (slot == ASI_NR_PCIDS) {
 		slot = c->pcid_next;
-		c->pcid_next = (slot + 1) % KVM_ISOLATION_NR_PCIDS;
+		c->pcid_next = (slot + 1) % ASI_NR_PCIDS;
 		c->pcid_owner[slot] = iso->id;
 	} else {
 		*noflush = c->pcid_gen[slot] == gen;
@@ -112,21 +112,21 @@ static unsigned long iso_restricted_cr3(struct kvm_isolation_cpu *c, struct kvm_
 }
 
 /**
- * kvm_isolation_enter() - switch this CPU to an isolated address space
+ * asi_enter() - switch this CPU to an isolated address space
  * @iso: the instance
  *
  * Called by KVM with preemption disabled, before VM-entry.  Nothing happens
- * when @iso is already loaded.  The caller leaves with kvm_isolation_exit()
+ * when @iso is already loaded.  The caller leaves with asi_exit()
  * before the task can be scheduled out or return to user space.
  */
-void kvm_isolation_enter(struct kvm_isolation *iso)
+void asi_enter(struct asi *iso)
 {
-	struct kvm_isolation_cpu *c;
+	struct asi_cpu *c;
 	unsigned long flags, cr3;
 	bool noflush;
 
 	local_irq_save(flags);
-	c = this_cpu_ptr(&kvm_isolation_cpu);
+	c = this_cpu_ptr(&asi_cpu);
 	if (c->iso)
 		goto out;
 
@@ -146,7 +146,7 @@ void kvm_isolation_enter(struct kvm_isolation *iso)
 out:
 	local_irq_restore(flags);
 }
-EXPORT_SYMBOL_NS_GPL(kvm_isolation_enter, KVM);
+EXPORT_SYMBOL_NS_GPL(asi_enter, KVM);
 
 /* Who left: the caller, or this layer for an interrupt or a fault. */
 enum iso_exit {
@@ -156,7 +156,7 @@ enum iso_exit {
 };
 
 /* Leave with interrupts off; CR3 may already be the full one (faults). */
-static void iso_leave(struct kvm_isolation_cpu *c, enum iso_exit why)
+static void iso_leave(struct asi_cpu *c, enum iso_exit why)
 {
 	c->switching = true;
 	/* Nothing flushed the kernel's PCID meanwhile: interrupts leave first. */
@@ -173,26 +173,26 @@ static void iso_leave(struct kvm_isolation_cpu *c, enum iso_exit why)
 	else
 		c->stats.exits++;
 	/* The code that runs now may bring other data into the caches. */
-	this_cpu_inc(kvm_isolation_cpu.stats.l1d_flush_requests);	/* NMIs count too */
+	this_cpu_inc(asi_cpu.stats.l1d_flush_requests);	/* NMIs count too */
 	kvm_set_cpu_l1tf_flush_l1d();
 }
 
 /**
- * kvm_isolation_exit() - leave the isolated address space, if loaded
+ * asi_exit() - leave the isolated address space, if loaded
  *
  * Requests an L1D flush before the next VM-entry.  The caller counts and
  * traces why it left.
  *
  * Return: true if this CPU was isolated.
  */
-bool kvm_isolation_exit(void)
+bool asi_exit(void)
 {
-	struct kvm_isolation_cpu *c;
+	struct asi_cpu *c;
 	unsigned long flags;
 	bool was = false;
 
 	local_irq_save(flags);
-	c = this_cpu_ptr(&kvm_isolation_cpu);
+	c = this_cpu_ptr(&asi_cpu);
 	if (c->cr3) {
 		iso_leave(c, ISO_EXIT_CALLER);
 		was = true;
@@ -200,77 +200,77 @@ bool kvm_isolation_exit(void)
 	local_irq_restore(flags);
 	return was;
 }
-EXPORT_SYMBOL_NS_GPL(kvm_isolation_exit, KVM);
+EXPORT_SYMBOL_NS_GPL(asi_exit, KVM);
 
 /**
- * __kvm_isolation_paranoid_enter() - move an NMI, #MC or #DB to full mappings
+ * __asi_paranoid_enter() - move an NMI, #MC or #DB to full mappings
  *
  * First thing in the handlers of NMI, #MC and #DB, which can arrive at any
  * instruction.  When CR3 is
  * this CPU's restricted one, switch to the full one, count the trip and
  * request an L1D flush before the next VM-entry: the handler may bring
  * anything into the caches.  Isolation stays entered; the handler returns
- * to the restricted table with __kvm_isolation_paranoid_exit().
+ * to the restricted table with __asi_paranoid_exit().
  *
- * Return: the CR3 to give __kvm_isolation_paranoid_exit(), or 0 when
+ * Return: the CR3 to give __asi_paranoid_exit(), or 0 when
  * there is nothing to restore.
  */
-noinstr unsigned long __kvm_isolation_paranoid_enter(void)
+noinstr unsigned long __asi_paranoid_enter(void)
 {
-	unsigned long cr3 = this_cpu_read(kvm_isolation_cpu.cr3);
+	unsigned long cr3 = this_cpu_read(asi_cpu.cr3);
 
 	if (!cr3 || __native_read_cr3() != cr3)
 		return 0;
-	native_write_cr3(this_cpu_read(kvm_isolation_cpu.full_cr3) | iso_noflush());
-	this_cpu_inc(kvm_isolation_cpu.stats.paranoid_trips);
-	this_cpu_inc(kvm_isolation_cpu.stats.l1d_flush_requests);
+	native_write_cr3(this_cpu_read(asi_cpu.full_cr3) | iso_noflush());
+	this_cpu_inc(asi_cpu.stats.paranoid_trips);
+	this_cpu_inc(asi_cpu.stats.l1d_flush_requests);
 	kvm_set_cpu_l1tf_flush_l1d();
 	return cr3;
 }
 
 /**
- * __kvm_isolation_paranoid_exit() - return to the restricted table after a trip
- * @cr3: what __kvm_isolation_paranoid_enter() returned, not 0
+ * __asi_paranoid_exit() - return to the restricted table after a trip
+ * @cr3: what __asi_paranoid_enter() returned, not 0
  *
  * The restricted PCID keeps what it cached: a handler that changed a
  * kernel mapping (GHES's fixmap, which no restricted table maps) left
  * invalidate_other set, which the next entry acts on.
  */
-noinstr void __kvm_isolation_paranoid_exit(unsigned long cr3)
+noinstr void __asi_paranoid_exit(unsigned long cr3)
 {
 	native_write_cr3(cr3 | iso_noflush());
 }
 
 /**
- * __kvm_isolation_interrupt() - leave isolation for an interrupt
+ * __asi_interrupt() - leave isolation for an interrupt
  *
  * Called from the IDTENTRY wrappers of interrupts and system vectors,
  * which arrive from kernel mode without switching CR3: the handler may
  * touch any data.  Does nothing in the middle of a switch.
  */
-void __kvm_isolation_interrupt(void)
+void __asi_interrupt(void)
 {
-	struct kvm_isolation_cpu *c = this_cpu_ptr(&kvm_isolation_cpu);
+	struct asi_cpu *c = this_cpu_ptr(&asi_cpu);
 
 	if (c->cr3 && !c->switching)
 		iso_leave(c, ISO_EXIT_INTERRUPT);
 }
 
 /**
- * kvm_isolation_loaded() - is an instance loaded on this CPU?
+ * asi_loaded() - is an instance loaded on this CPU?
  * @iso: the instance
  *
  * Return: true if this CPU is on @iso's restricted table.
  */
-bool kvm_isolation_loaded(struct kvm_isolation *iso)
+bool asi_loaded(struct asi *iso)
 {
-	return this_cpu_read(kvm_isolation_cpu.iso) == iso;
+	return this_cpu_read(asi_cpu.iso) == iso;
 }
-EXPORT_SYMBOL_NS_GPL(kvm_isolation_loaded, KVM);
+EXPORT_SYMBOL_NS_GPL(asi_loaded, KVM);
 
 #ifdef CONFIG_KVM_ADDRESS_SPACE_ISOLATION_KUNIT_TEST
 /**
- * kvm_isolation_check_cr3() - check that the loaded instance's table is in CR3
+ * asi_check_cr3() - check that the loaded instance's table is in CR3
  *
  * Test kernels count, in cr3_checks and cr3_mismatches, whether CR3 really
  * is the table of the instance loaded on this CPU (its address taken from
@@ -278,33 +278,33 @@ EXPORT_SYMBOL_NS_GPL(kvm_isolation_loaded, KVM);
  * that loaded anything else would pass every other counter.  Nothing when
  * this CPU is not isolated.
  */
-void kvm_isolation_check_cr3(void)
+void asi_check_cr3(void)
 {
 	unsigned long flags;
 
 	/* An interrupt would leave isolation between the reads. */
 	local_irq_save(flags);
-	if (this_cpu_read(kvm_isolation_cpu.iso)) {
-		this_cpu_inc(kvm_isolation_cpu.stats.cr3_checks);
-		if ((__native_read_cr3() & CR3_ADDR_MASK) != this_cpu_read(kvm_isolation_cpu.table))
-			this_cpu_inc(kvm_isolation_cpu.stats.cr3_mismatches);
+	if (this_cpu_read(asi_cpu.iso)) {
+		this_cpu_inc(asi_cpu.stats.cr3_checks);
+		if ((__native_read_cr3() & CR3_ADDR_MASK) != this_cpu_read(asi_cpu.table))
+			this_cpu_inc(asi_cpu.stats.cr3_mismatches);
 	}
 	local_irq_restore(flags);
 }
-EXPORT_SYMBOL_NS_GPL(kvm_isolation_check_cr3, KVM);
+EXPORT_SYMBOL_NS_GPL(asi_check_cr3, KVM);
 #endif
 
 /**
- * kvm_isolation_get_stats() - sum the per-CPU statistics
+ * asi_get_stats() - sum the per-CPU statistics
  * @sum: where to put them
  */
-void kvm_isolation_get_stats(struct kvm_isolation_stats *sum)
+void asi_get_stats(struct asi_stats *sum)
 {
 	int cpu;
 
 	memset(sum, 0, sizeof(*sum));
 	for_each_possible_cpu(cpu) {
-		struct kvm_isolation_stats *s = &per_cpu(kvm_isolation_cpu, cpu).stats;
+		struct asi_stats *s = &per_cpu(asi_cpu, cpu).stats;
 
 		sum->enters += READ_ONCE(s->enters);
 		sum->exits += READ_ONCE(s->exits);
@@ -320,36 +320,36 @@ void kvm_isolation_get_stats(struct kvm_isolation_stats *sum)
 		sum->cr3_mismatches += READ_ONCE(s->cr3_mismatches);
 	}
 }
-EXPORT_SYMBOL_NS_GPL(kvm_isolation_get_stats, KVM);
+EXPORT_SYMBOL_NS_GPL(asi_get_stats, KVM);
 
 /**
- * kvm_isolation_reset_stats() - count afresh
+ * asi_reset_stats() - count afresh
  *
  * Zeroes every CPU's counters.
  */
-void kvm_isolation_reset_stats(void)
+void asi_reset_stats(void)
 {
 	int cpu;
 
 	for_each_possible_cpu(cpu)
-		memset(&per_cpu(kvm_isolation_cpu, cpu).stats, 0,
-		       sizeof(struct kvm_isolation_stats));
+		memset(&per_cpu(asi_cpu, cpu).stats, 0,
+		       sizeof(struct asi_stats));
 }
-EXPORT_SYMBOL_NS_GPL(kvm_isolation_reset_stats, KVM);
+EXPORT_SYMBOL_NS_GPL(asi_reset_stats, KVM);
 
 /*
  * The fault log: each faulting instruction once, in a bounded table that is
  * reset when a VM is created.
  */
 static DEFINE_RAW_SPINLOCK(iso_fault_lock);
-static struct kvm_isolation_fault iso_faults[KVM_ISOLATION_FAULT_SITES];
+static struct asi_fault_site iso_faults[ASI_FAULT_SITES];
 static unsigned int iso_nr_faults;
 static atomic64_t iso_fault_seq;
 
 /**
- * kvm_isolation_reset_fault_log() - forget the faulting sites seen so far
+ * asi_reset_fault_log() - forget the faulting sites seen so far
  */
-void kvm_isolation_reset_fault_log(void)
+void asi_reset_fault_log(void)
 {
 	unsigned long flags;
 
@@ -357,15 +357,15 @@ void kvm_isolation_reset_fault_log(void)
 	iso_nr_faults = 0;
 	raw_spin_unlock_irqrestore(&iso_fault_lock, flags);
 }
-EXPORT_SYMBOL_NS_GPL(kvm_isolation_reset_fault_log, KVM);
+EXPORT_SYMBOL_NS_GPL(asi_reset_fault_log, KVM);
 
 /**
- * kvm_isolation_fault_log() - copy the fault log
- * @log: room for KVM_ISOLATION_FAULT_SITES entries
+ * asi_fault_log() - copy the fault log
+ * @log: room for ASI_FAULT_SITES entries
  *
  * Return: the number of entries copied.
  */
-unsigned int kvm_isolation_fault_log(struct kvm_isolation_fault *log)
+unsigned int asi_fault_log(struct asi_fault_site *log)
 {
 	unsigned long flags;
 	unsigned int n;
@@ -376,13 +376,13 @@ unsigned int kvm_isolation_fault_log(struct kvm_isolation_fault *log)
 	raw_spin_unlock_irqrestore(&iso_fault_lock, flags);
 	return n;
 }
-EXPORT_SYMBOL_NS_GPL(kvm_isolation_fault_log, KVM);
+EXPORT_SYMBOL_NS_GPL(asi_fault_log, KVM);
 
 /* Record the fault; true if its instruction was not seen before. */
 static bool iso_log_fault(unsigned long ip, unsigned long address, unsigned long error_code,
 			  u64 *seq)
 {
-	struct kvm_isolation_fault *f;
+	struct asi_fault_site *f;
 	bool new = false;
 	unsigned int i;
 
@@ -390,14 +390,14 @@ static bool iso_log_fault(unsigned long ip, unsigned long address, unsigned long
 	for (i = 0; i < iso_nr_faults; i++)
 		if (iso_faults[i].ip == ip)
 			break;
-	f = &iso_faults[min(i, KVM_ISOLATION_FAULT_SITES - 1)];
-	if (i == iso_nr_faults && i < KVM_ISOLATION_FAULT_SITES) {
-		*f = (struct kvm_isolation_fault) { .ip = ip, .address = address,
+	f = &iso_faults[min(i, ASI_FAULT_SITES - 1)];
+	if (i == iso_nr_faults && i < ASI_FAULT_SITES) {
+		*f = (struct asi_fault_site) { .ip = ip, .address = address,
 						    .error_code = error_code };
 		iso_nr_faults++;
 		new = true;
 	}
-	if (i < KVM_ISOLATION_FAULT_SITES)
+	if (i < ASI_FAULT_SITES)
 		f->count++;
 	raw_spin_unlock(&iso_fault_lock);
 	*seq = atomic64_inc_return(&iso_fault_seq);
@@ -416,12 +416,12 @@ static unsigned long iso_canary;
 static DEFINE_MUTEX(iso_canary_lock);
 
 /**
- * kvm_isolation_arm_canary() - make the next isolated VM-entries read the canary
+ * asi_arm_canary() - make the next isolated VM-entries read the canary
  * @n: how many on each CPU; 0 disarms
  *
  * Return: 0, or -ENOMEM if the canary page could not be allocated.
  */
-int kvm_isolation_arm_canary(unsigned int n)
+int asi_arm_canary(unsigned int n)
 {
 	int cpu;
 
@@ -432,31 +432,31 @@ int kvm_isolation_arm_canary(unsigned int n)
 	if (!iso_canary)
 		return -ENOMEM;
 	for_each_possible_cpu(cpu) {
-		per_cpu(kvm_isolation_cpu, cpu).canary_page = iso_canary;
-		WRITE_ONCE(per_cpu(kvm_isolation_cpu, cpu).canary_left, n);
+		per_cpu(asi_cpu, cpu).canary_page = iso_canary;
+		WRITE_ONCE(per_cpu(asi_cpu, cpu).canary_left, n);
 	}
 	return 0;
 }
-EXPORT_SYMBOL_NS_GPL(kvm_isolation_arm_canary, KVM);
+EXPORT_SYMBOL_NS_GPL(asi_arm_canary, KVM);
 
 /**
- * kvm_isolation_touch_canary() - read the canary if armed and isolated
+ * asi_touch_canary() - read the canary if armed and isolated
  *
  * Called by the vendor modules just before VM-entry, after everything that
  * might leave isolation: the read must fault and leave.  Not instrumented:
  * the read itself must fault, not KASAN's check of the canary's shadow,
  * which nothing maps either.
  */
-__no_sanitize_address void kvm_isolation_touch_canary(void)
+__no_sanitize_address void asi_touch_canary(void)
 {
-	struct kvm_isolation_cpu *c = this_cpu_ptr(&kvm_isolation_cpu);
+	struct asi_cpu *c = this_cpu_ptr(&asi_cpu);
 
 	if (likely(!READ_ONCE(c->canary_left)) || !c->iso)
 		return;
 	c->canary_left--;
 	READ_ONCE(*(unsigned long *)c->canary_page);
 }
-EXPORT_SYMBOL_NS_GPL(kvm_isolation_touch_canary, KVM);
+EXPORT_SYMBOL_NS_GPL(asi_touch_canary, KVM);
 
 static bool iso_is_canary(unsigned long address)
 {
@@ -497,48 +497,48 @@ static void iso_dump_walk(const char *name, pgd_t *pgd, unsigned long address)
 }
 
 /**
- * kvm_isolation_fault_switch() - first thing on a page fault: leave the restricted table
+ * asi_fault_switch() - first thing on a page fault: leave the restricted table
  *
  * Called at the top of exc_page_fault(), before anything that might touch
  * memory the restricted table does not map and fault again.  When CR3 is
  * this CPU's restricted one, switch to the full one.
  *
  * Return: true if it switched: the fault is then for
- * kvm_isolation_handle_fault(), which does the rest.  The caller keeps the
+ * asi_handle_fault(), which does the rest.  The caller keeps the
  * answer for its own fault, so an early return (an async page fault) or a
  * nested fault leaves nothing behind.
  */
-noinstr bool kvm_isolation_fault_switch(void)
+noinstr bool asi_fault_switch(void)
 {
-	unsigned long cr3 = this_cpu_read(kvm_isolation_cpu.cr3);
+	unsigned long cr3 = this_cpu_read(asi_cpu.cr3);
 
 	if (!cr3 || __native_read_cr3() != cr3)
 		return false;
-	native_write_cr3(this_cpu_read(kvm_isolation_cpu.full_cr3) | iso_noflush());
+	native_write_cr3(this_cpu_read(asi_cpu.full_cr3) | iso_noflush());
 	return true;
 }
 
 /**
- * kvm_isolation_handle_fault() - the isolation fault handler
+ * asi_handle_fault() - the isolation fault handler
  * @regs: the faulting context
  * @error_code: the page fault error code
  * @address: the faulting address
  *
  * Called from exc_page_fault(), interrupts still disabled, for a fault
- * that kvm_isolation_fault_switch() moved off the restricted table.  A
+ * that asi_fault_switch() moved off the restricted table.  A
  * fault taken with an isolated address space loaded and active leaves
  * isolation, is logged, and is retried on the full page table.  A fault
  * taken while the switch was half done is reported with the page-table
- * walks of both tables, on the full page table kvm_isolation_fault_switch()
+ * walks of both tables, on the full page table asi_fault_switch()
  * forced, and goes the normal way.
  *
  * Return: true if the fault was handled.
  */
-bool kvm_isolation_handle_fault(struct pt_regs *regs, unsigned long error_code,
-				unsigned long address)
+bool asi_handle_fault(struct pt_regs *regs, unsigned long error_code,
+		      unsigned long address)
 {
-	struct kvm_isolation_cpu *c = this_cpu_ptr(&kvm_isolation_cpu);
-	struct kvm_isolation *iso = c->iso;
+	struct asi_cpu *c = this_cpu_ptr(&asi_cpu);
+	struct asi *iso = c->iso;
 	u64 seq;
 
 	if (iso && !c->switching) {
@@ -563,6 +563,6 @@ bool kvm_isolation_handle_fault(struct pt_regs *regs, unsigned long error_code,
 		iso_dump_walk("kernel", init_mm.pgd, address);
 		iso_dump_walk("isolated", iso->pgd, address);
 	}
-	WARN(1, "KVM isolation: half-switched address space, forced the full page table\n");
+	WARN(1, "asi: half-switched address space, forced the full page table\n");
 	return false;
 }
