@@ -3,8 +3,9 @@
  * Address space isolation (ASI): restricted kernel page tables.
  *
  * An isolation instance is a PGD of its own, the restricted table, which
- * maps only what KVM needs to handle VM-exits.  It is not an mm: switching
- * to it writes CR3 while the task's mm stays loaded (asi_switch.c).
+ * maps only what its user maps (KVM: what it needs to handle a VM's
+ * VM-exits).  It is not an mm: switching to it writes CR3 while the task's
+ * mm stays loaded (asi_switch.c).
  *
  * The restricted table copies ranges of the kernel page table (init_mm) at a
  * level chosen per range: at that level the kernel's entry is referenced as
@@ -13,12 +14,13 @@
  * recorded; a walk that would modify the table refuses to descend into a
  * page that is not recorded.
  *
- * The core instance holds what every VM needs (kernel text, cpu_entry_area,
- * per-CPU data of the entry code, the KVM modules).  A VM's instance starts
- * with references to the core's top-level entries and clones a core
- * directory page only where it adds a mapping below it, so the core's
- * page-table pages are shared by every VM and a VM's own mappings are
- * visible to that VM only.  The core does not change while VMs exist.
+ * The core instance holds what every instance needs (kernel text,
+ * cpu_entry_area, per-CPU data of the entry code, the user's modules).
+ * Every other instance (one per VM) starts with references to the core's
+ * top-level entries and clones a core directory page only where it adds a
+ * mapping below it, so the core's page-table pages are shared by every
+ * instance and an instance's own mappings are visible to it only.  The
+ * core does not change while other instances exist.
  *
  * Every mapped range is tracked as (pointer, start, end, level, owner).
  * Ranges may overlap: an entry is installed once and stays while any range
@@ -912,7 +914,6 @@ void asi_unmap_percpu(struct asi *iso, void __percpu *ptr)
 	for_each_possible_cpu(cpu)
 		asi_unmap(iso, per_cpu_ptr(ptr, cpu));
 }
-EXPORT_SYMBOL_NS_GPL(asi_unmap_percpu, KVM);
 
 static struct asi *iso_create(struct asi *shared, gfp_t gfp,
 			      const char *name)
@@ -1154,7 +1155,6 @@ bool asi_is_mapped(struct asi *iso, const void *addr)
 		val = READ_ONCE(*iso_offset(iso_table(val), a, l));
 	}
 }
-EXPORT_SYMBOL_NS_GPL(asi_is_mapped, KVM);
 
 /*
  * Bytes of [start, end) that no object of @iso or of the core stands for;
@@ -1584,7 +1584,6 @@ void asi_ptdump(struct seq_file *m)
 	}
 	mutex_unlock(&iso_instances_lock);
 }
-EXPORT_SYMBOL_NS_GPL(asi_ptdump, KVM);
 #endif
 
 /**

@@ -21,8 +21,9 @@
  * PTI: the restricted PGD is never a PTI user half (its CR3 never has
  * PTI_USER_PGTABLE_BIT set), so PTI's paranoid entry leaves it alone.
  *
- * All state is per CPU: KVM enters with preemption disabled, and leaves
- * before the task can be scheduled out (kvm_sched_out() -> vcpu put).
+ * All state is per CPU: the user enters with preemption disabled, and
+ * leaves before the task can be scheduled out (KVM: kvm_sched_out() ->
+ * vcpu put).
  */
 
 #define pr_fmt(fmt) "asi: " fmt
@@ -115,7 +116,7 @@ static unsigned long iso_restricted_cr3(struct asi_cpu *c, struct asi *iso,
  * asi_enter() - switch this CPU to an isolated address space
  * @iso: the instance
  *
- * Called by KVM with preemption disabled, before VM-entry.  Nothing happens
+ * Called with preemption disabled, by KVM before VM-entry.  Nothing happens
  * when @iso is already loaded.  The caller leaves with asi_exit()
  * before the task can be scheduled out or return to user space.
  */
@@ -127,8 +128,11 @@ void asi_enter(struct asi *iso)
 
 	local_irq_save(flags);
 	c = this_cpu_ptr(&asi_cpu);
-	if (c->iso)
+	if (c->iso) {
+		/* Another instance: its user did not leave it. */
+		WARN_ON_ONCE(c->iso != iso);
 		goto out;
+	}
 
 	c->switching = true;
 	c->iso = iso;

@@ -178,8 +178,13 @@ void kvm_x86_isolation_setup(struct kvm_x86_init_ops *ops)
 
 	if (!address_space_isolation)
 		return;
-	if (IS_BUILTIN(CONFIG_KVM) || !ops->owner) {
+	if (IS_BUILTIN(CONFIG_KVM)) {
 		pr_warn("isolation not enabled: KVM is built into the kernel (build it as a module, CONFIG_KVM=m)\n");
+		address_space_isolation = false;
+		return;
+	}
+	if (!ops->owner) {
+		pr_err("isolation not enabled: the vendor module did not name itself in its init ops\n");
 		address_space_isolation = false;
 		return;
 	}
@@ -189,7 +194,11 @@ void kvm_x86_isolation_setup(struct kvm_x86_init_ops *ops)
 		kvm_x86_isolation_tps = NULL;
 		kvm_x86_isolation_nr_tps = 0;
 		address_space_isolation = false;
+		return;
 	}
+	/* This kvm.ko's parameter and counters, also after a reload. */
+	asi_set_fault_stack(page_fault_stack);
+	asi_reset_stats();
 }
 
 /**
