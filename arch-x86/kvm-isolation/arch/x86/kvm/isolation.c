@@ -127,7 +127,7 @@ struct kvm_x86_isolation {
 static int kvm_x86_isolation_find_tracepoints(void)
 {
 	unsigned int i, n = THIS_MODULE->num_tracepoints;
-	struct tracepoint *tp, *enter = &__tracepoint_kvm_isolation_enter;
+	struct tracepoint *tp;
 
 	kvm_x86_isolation_tps = kcalloc(n, sizeof(*kvm_x86_isolation_tps), GFP_KERNEL);
 	if (n && !kvm_x86_isolation_tps) {
@@ -137,8 +137,10 @@ static int kvm_x86_isolation_find_tracepoints(void)
 	kvm_x86_isolation_nr_tps = 0;
 	for (i = 0; i < n; i++) {
 		tp = tracepoint_ptr_deref(&THIS_MODULE->tracepoints_ptrs[i]);
-		if (tp != enter && tp != &__tracepoint_kvm_isolation_exit)
-			kvm_x86_isolation_tps[kvm_x86_isolation_nr_tps++] = tp;
+		if (tp == &__tracepoint_kvm_isolation_enter ||
+		    tp == &__tracepoint_kvm_isolation_exit)
+			continue;
+		kvm_x86_isolation_tps[kvm_x86_isolation_nr_tps++] = tp;
 	}
 	return 0;
 }
@@ -180,25 +182,25 @@ void kvm_x86_isolation_setup(struct kvm_x86_init_ops *ops)
 		return;
 	if (IS_BUILTIN(CONFIG_KVM)) {
 		pr_warn("isolation not enabled: KVM is built into the kernel (build it as a module, CONFIG_KVM=m)\n");
-		address_space_isolation = false;
-		return;
+		goto off;
 	}
 	if (!ops->owner) {
 		pr_err("isolation not enabled: the vendor module did not name itself in its init ops\n");
-		address_space_isolation = false;
-		return;
+		goto off;
 	}
-	if (kvm_x86_isolation_find_tracepoints() ||
-	    asi_setup(mods, ARRAY_SIZE(mods))) {
-		kfree(kvm_x86_isolation_tps);
-		kvm_x86_isolation_tps = NULL;
-		kvm_x86_isolation_nr_tps = 0;
-		address_space_isolation = false;
-		return;
-	}
+	if (kvm_x86_isolation_find_tracepoints() || asi_setup(mods, ARRAY_SIZE(mods)))
+		goto err_free_tps;
 	/* This kvm.ko's parameter and counters, also after a reload. */
 	asi_set_fault_stack(page_fault_stack);
 	asi_reset_stats();
+	return;
+
+err_free_tps:
+	kfree(kvm_x86_isolation_tps);
+	kvm_x86_isolation_tps = NULL;
+	kvm_x86_isolation_nr_tps = 0;
+off:
+	address_space_isolation = false;
 }
 
 /**
@@ -934,8 +936,11 @@ void kvm_x86_isolation_enter(struct kvm_vcpu *vcpu)
 	if (!xi || vcpu->arch.isolation_task != current || vcpu->arch.isolation_traced ||
 	    kvm_x86_isolation_nested(vcpu))
 		return;
-	/* Traced on full mappings, before the switch. */
-	if (!asi_loaded(xi->iso))
+	/*
+	 * Traced on full mappings, before the switch; asked only while the
+	 * event is on, as most entries find the VM's table loaded already.
+	 */
+	if (trace_kvm_isolation_enter_enabled() && !asi_loaded(xi->iso))
 		trace_kvm_isolation_enter(asi_name(xi->iso));
 	asi_enter(xi->iso);
 }

@@ -32,6 +32,26 @@ enum kvm_isolation_exit_reason {
 	KVM_ISOLATION_NR_EXIT_REASONS
 };
 
+/*
+ * Their names, for debugfs and the trace event: EM(cause, name) for each
+ * but the last, EMe() for the last, as trace headers want them.
+ */
+#define KVM_ISOLATION_EXIT_REASONS				\
+	EM(KVM_ISOLATION_EXIT_USER, "user")			\
+	EM(KVM_ISOLATION_EXIT_PUT, "put")			\
+	EM(KVM_ISOLATION_EXIT_SCHEDULE, "schedule")		\
+	EM(KVM_ISOLATION_EXIT_MMU, "mmu")			\
+	EM(KVM_ISOLATION_EXIT_WRITE_GUEST, "write_guest")	\
+	EM(KVM_ISOLATION_EXIT_EMULATE, "emulate")		\
+	EM(KVM_ISOLATION_EXIT_NESTED, "nested")			\
+	EM(KVM_ISOLATION_EXIT_REQUEST, "request")		\
+	EM(KVM_ISOLATION_EXIT_RESET, "reset")			\
+	EM(KVM_ISOLATION_EXIT_APIC, "apic")			\
+	EM(KVM_ISOLATION_EXIT_IO, "io")				\
+	EM(KVM_ISOLATION_EXIT_MSR, "msr")			\
+	EM(KVM_ISOLATION_EXIT_EVENT, "event")			\
+	EMe(KVM_ISOLATION_EXIT_MCE, "machine_check")
+
 /* KVM's own counters; the isolation layer counts its switches. */
 struct kvm_x86_isolation_stats {
 	u64 exits[KVM_ISOLATION_NR_EXIT_REASONS];

@@ -17,22 +17,20 @@
 
 #include "isolation.h"
 
-static const char *const iso_exit_names[KVM_ISOLATION_NR_EXIT_REASONS] = {
-	[KVM_ISOLATION_EXIT_USER]	 = "user",
-	[KVM_ISOLATION_EXIT_PUT]	 = "put",
-	[KVM_ISOLATION_EXIT_SCHEDULE]	 = "schedule",
-	[KVM_ISOLATION_EXIT_MMU]	 = "mmu",
-	[KVM_ISOLATION_EXIT_WRITE_GUEST] = "write_guest",
-	[KVM_ISOLATION_EXIT_EMULATE]	 = "emulate",
-	[KVM_ISOLATION_EXIT_NESTED]	 = "nested",
-	[KVM_ISOLATION_EXIT_REQUEST]	 = "request",
-	[KVM_ISOLATION_EXIT_RESET]	 = "reset",
-	[KVM_ISOLATION_EXIT_APIC]	 = "apic",
-	[KVM_ISOLATION_EXIT_IO]		 = "io",
-	[KVM_ISOLATION_EXIT_MSR]	 = "msr",
-	[KVM_ISOLATION_EXIT_EVENT]	 = "event",
-	[KVM_ISOLATION_EXIT_MCE]	 = "machine_check",
+#define EM(cause, name)		{ cause, name },
+#define EMe(cause, name)	{ cause, name }
+
+static const struct {
+	enum kvm_isolation_exit_reason cause;
+	const char *name;
+} iso_exit_names[] = {
+	KVM_ISOLATION_EXIT_REASONS
 };
+
+#undef EM
+#undef EMe
+
+static_assert(ARRAY_SIZE(iso_exit_names) == KVM_ISOLATION_NR_EXIT_REASONS);
 
 static int iso_stats_show(struct seq_file *m, void *v)
 {
@@ -45,8 +43,9 @@ static int iso_stats_show(struct seq_file *m, void *v)
 	seq_printf(m, "enabled %d\n", asi_enabled());
 	seq_printf(m, "enters %llu\n", s.enters);
 	/* KVM's reasons, then the layer's own: every exit once. */
-	for (i = 0; i < KVM_ISOLATION_NR_EXIT_REASONS; i++)
-		seq_printf(m, "exits_%s %llu\n", iso_exit_names[i], k.exits[i]);
+	for (i = 0; i < ARRAY_SIZE(iso_exit_names); i++)
+		seq_printf(m, "exits_%s %llu\n", iso_exit_names[i].name,
+			   k.exits[iso_exit_names[i].cause]);
 	seq_printf(m, "exits_interrupt %llu\n", s.interrupt_exits);
 	seq_printf(m, "exits_fault %llu\n", s.fault_exits);
 	seq_printf(m, "faults %llu\n", s.faults);

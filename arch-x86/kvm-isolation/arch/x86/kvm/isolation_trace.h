@@ -16,22 +16,7 @@
 
 #include "isolation.h"
 
-#define KVM_ISOLATION_EXIT_REASONS				\
-	EM(KVM_ISOLATION_EXIT_USER, "user")			\
-	EM(KVM_ISOLATION_EXIT_PUT, "put")			\
-	EM(KVM_ISOLATION_EXIT_SCHEDULE, "schedule")		\
-	EM(KVM_ISOLATION_EXIT_MMU, "mmu")			\
-	EM(KVM_ISOLATION_EXIT_WRITE_GUEST, "write_guest")	\
-	EM(KVM_ISOLATION_EXIT_EMULATE, "emulate")		\
-	EM(KVM_ISOLATION_EXIT_NESTED, "nested")			\
-	EM(KVM_ISOLATION_EXIT_REQUEST, "request")		\
-	EM(KVM_ISOLATION_EXIT_RESET, "reset")			\
-	EM(KVM_ISOLATION_EXIT_APIC, "apic")			\
-	EM(KVM_ISOLATION_EXIT_IO, "io")				\
-	EM(KVM_ISOLATION_EXIT_MSR, "msr")			\
-	EM(KVM_ISOLATION_EXIT_EVENT, "event")			\
-	EMe(KVM_ISOLATION_EXIT_MCE, "machine_check")
-
+/* KVM_ISOLATION_EXIT_REASONS, the causes and their names, is in isolation.h. */
 #undef EM
 #undef EMe
 #define EM(a, b)	TRACE_DEFINE_ENUM(a);
