@@ -84,10 +84,12 @@ def parse_args():
     p.add_argument('--baseline', action='append', default=[], metavar='TEST=FILE',
                    help='judge TEST against recorded verdicts: only regressions fail')
     p.add_argument('--gdb', action='store_true', help='QEMU: wait for gdb on :1234')
+    p.add_argument('--qemu', metavar='BINARY',
+                   help='QEMU: the emulator binary (default: the architecture\'s, from PATH)')
     p.add_argument('--quiet', action='store_true', help='no progress lines')
     a = p.parse_args()
-    if a.emulator == 'bochs' and (a.arch != 'x86_64' or a.gdb or a.tcg_thread):
-        p.error('bochs: x86_64 only, and no --gdb or --tcg-thread (Bochs has its own debugger)')
+    if a.emulator == 'bochs' and (a.arch != 'x86_64' or a.gdb or a.tcg_thread or a.qemu):
+        p.error('bochs: x86_64 only, and no --gdb, --tcg-thread or --qemu (Bochs has its own debugger)')
     return a
 
 
@@ -115,13 +117,17 @@ class Qemu:
         # code after the guest kernel patched a static branch, and corrupts
         # nested-paging guests of 4 vCPUs; both go away with one thread.
         thread = a.tcg_thread or ('single' if a.arch == 'x86_64' else 'multi')
-        self.cmd = [binary, *machine, '-accel', f'tcg,thread={thread}', '-cpu', self.cpu,
+        self.cmd = [a.qemu or binary, *machine, '-accel', f'tcg,thread={thread}', '-cpu', self.cpu,
                     '-smp', str(self.smp), '-m', a.mem or '2G', '-kernel', a.kernel,
                     '-initrd', a.initrd, '-append', kernel_append(a, console),
                     '-display', 'none', '-monitor', 'none', '-serial', 'stdio', '-no-reboot']
         if a.gdb:
             self.cmd += ['-s', '-S']
         self.proc = None
+
+    def version(self):
+        out = subprocess.run([self.cmd[0], '--version'], capture_output=True, text=True).stdout
+        return f'{shutil.which(self.cmd[0])}: {out.splitlines()[0] if out else "no version"}'
 
     def start(self):
         self.proc = subprocess.Popen(self.cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
@@ -155,6 +161,11 @@ class Bochs:
         self.cmd = ['bochs', '-q', '-f', os.path.join(self.dir, 'bochsrc'),
                     '-rc', os.path.join(self.dir, 'debugger.rc')]
         self.proc = self.fd = self.log = None
+
+    def version(self):
+        out = subprocess.run(['dpkg-query', '-W', '-f=${Version}', 'bochs'], capture_output=True,
+                             text=True).stdout
+        return f'{shutil.which("bochs")}: Bochs, Debian package {out or "(unknown version)"}'
 
     def make_iso(self):
         iso_root = os.path.join(self.dir, 'iso')
@@ -234,6 +245,7 @@ def run(emu, name, log_path, timeout, quiet):
     lines, buf, why, boots = [], b'', '', 0
     deadline = time.monotonic() + timeout
     with open(log_path, 'w', errors='replace') as log:
+        log.write(f'# emulator: {emu.version()}\n')
         emu.start()
         while True:
             left = deadline - time.monotonic()

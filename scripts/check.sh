@@ -13,6 +13,7 @@ fail_build() { echo "error: $*" >&2; echo "0 passed, 1 failed, 0 skipped"; exit 
 
 "$TOP/scripts/deps.sh" || fail_build "installing dependencies failed"
 "$TOP/scripts/prepare.sh" || fail_build "preparing the kernel tree failed"
+"$TOP/scripts/build-qemu.sh" || fail_build "building the outer QEMU failed"
 rm -rf "$RESULTS"
 mkdir -p "$RESULTS"
 

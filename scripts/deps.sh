@@ -13,7 +13,8 @@ PACKAGES="linux-source-6.1 gcc make flex bison bc libelf-dev libssl-dev
 libncurses-dev cpio xz-utils gzip gcc-aarch64-linux-gnu libc6-dev-arm64-cross
 qemu-system-x86 qemu-system-arm busybox-static ccache sparse python3 python3-ply python3-git python3-docutils git
 perl file kmod
-bochs bochsbios vgabios isolinux syslinux-common xorriso"
+bochs bochsbios vgabios isolinux syslinux-common xorriso
+dpkg-dev ninja-build meson pkg-config libglib2.0-dev libpixman-1-dev zlib1g-dev libfdt-dev"
 
 # Install those of the packages given that are missing, with apt.
 # usage: install_missing <package>...

@@ -21,6 +21,8 @@ SELFTEST_NO_VERDICT_SECS=20
 # boot's isolation_audit case: at least one VM audited, no finding).
 ISO="kvm.address_space_isolation=1 kvm.isolation_audit=1"
 NPROC=$(nproc)
+# The outer QEMU for x86_64 boots: Debian's 7.2 with our fixes (build-qemu.sh).
+OUTER_QEMU=$BUILD/qemu/bin/qemu-system-x86_64
 
 # Components applied on top of the pristine tree, in this order.
 COMPONENTS="kernel-core virt-kvm arch-x86 arch-arm64-stubs"
@@ -96,11 +98,14 @@ boot() {
 		arch=arm64
 		image=arch/arm64/boot/Image
 	fi
+	# x86_64 on QEMU runs on the outer QEMU we build (a later --qemu wins).
+	local qemu=()
+	[ "$arch" = x86_64 ] && [[ " $* " != *" --emulator bochs "* ]] && qemu=(--qemu "$OUTER_QEMU")
 	BOOTS+=("$RESULTS/$name.ktap")
 	rm -rf "$RESULTS/$name".*
 	"$TOP/boot-tests/run-boot.py" --arch "$arch" --kernel "$BUILD/$kernel/$image" \
 		--initrd "$BUILD/initramfs/$initrd.cpio.gz" --cpu "$cpu" --tests "$tests" \
-		--name "$name" --results "$RESULTS" "$@" || true
+		--name "$name" --results "$RESULTS" "${qemu[@]}" "$@" || true
 }
 
 # As boot, in the background, for boots on a single-threaded emulator (one
@@ -163,6 +168,7 @@ series_bisect_check() {
 build_x86_64() {
 	"$TOP/scripts/deps.sh"
 	"$TOP/scripts/prepare.sh"
+	"$TOP/scripts/build-qemu.sh"
 	"$TOP/scripts/build-kernel.sh" x86_64
 	"$TOP/scripts/mkinitramfs.sh" x86_64 "$BUILD/initramfs/x86_64.cpio.gz"
 	mkdir -p "$RESULTS"
