@@ -4,6 +4,7 @@
 #   make                 install what is missing, prepare the tree, build the
 #                        x86_64 kernel, boot it in QEMU and run the smoke test
 #   make check           build both architectures and run every test
+#   make check-qemu      is an outer QEMU fit for make check [QEMU=binary]
 #   make bench           what isolation costs per exit class (off against on),
 #                        on QEMU SVM, Bochs VMX and Bochs SVM+NRIP [MODELS=...]
 #   make series          the series as git format-patch output in build/series/
@@ -16,7 +17,7 @@ S     := scripts
 ARCH  ?= x86_64
 
 .PHONY: all bench bench-hlt deps prepare kernel-x86_64 kernel-x86_64-noasi kernel-x86_64-debug kernel-arm64 selftests \
-	check menuconfig series check-series cross-check checkpatch sparse docs bisect-build \
+	check check-qemu menuconfig series check-series cross-check checkpatch sparse docs bisect-build \
 	selftests-baseline clean distclean help
 
 all:
@@ -24,6 +25,10 @@ all:
 
 check:
 	@$(S)/check.sh
+
+# Does this QEMU deliver an interrupt injected at VMRUN once (kvm-irq-once)?
+check-qemu:
+	@$(S)/check-qemu.sh $(QEMU)
 
 # What isolation costs per exit class, isolation off against on in one run.
 bench:
@@ -94,7 +99,7 @@ distclean:
 
 help:
 	@sed -n 's/^#   \{0,1\}//p' Makefile | sed -n '1,/^$$/p'
-	@echo "Targets: all check bench bench-hlt deps prepare kernel-{x86_64,x86_64-noasi,x86_64-debug,arm64}"
+	@echo "Targets: all check check-qemu [QEMU=binary] bench bench-hlt deps prepare kernel-{x86_64,x86_64-noasi,x86_64-debug,arm64}"
 	@echo "         selftests menuconfig [ARCH=x86_64|arm64] series check-series cross-check"
 	@echo "         checkpatch sparse docs bisect-build selftests-baseline [MODEL=qemu-svm|bochs-vmx]"
 	@echo "         clean distclean"

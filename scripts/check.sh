@@ -80,7 +80,7 @@ SRSO_NOTICE=(--allow-trace "Speculative Return Stack Overflow: WARNING: See ")
 boot x86-npt-ption-isooff     x86_64 x86_64 $NPT    kunit,kvm-smoke,kvm-isolation \
 	--append "pti=on asi.kunit=asi:18"
 # A short kvm-bench: no isolation fault in any exit class but fresh memory.
-boot x86-npt-ption-isoon      x86_64 x86_64 $NPT    kvm-smoke,kvm-isolation,kvm-secrets,kvm-debugfs,kvm-bench \
+boot x86-npt-ption-isoon      x86_64 x86_64 $NPT    kvm-smoke,kvm-isolation,kvm-secrets,kvm-debugfs,kvm-bench,kvm-irq-once \
 	--append "pti=on $ISO asi.bench=0.2,1"
 boot x86-npt-ptioff-isooff    x86_64 x86_64 $NPT    kvm-smoke,kvm-isolation --append "pti=off"
 boot x86-epyc-npt-ptioff-isoon x86_64 x86_64 $EPYC  kvm-smoke,kvm-isolation,kvm-secrets,kvm-debugfs \
@@ -102,6 +102,14 @@ boot x86-stress           x86_64 x86_64 $SHADOW kvm-stress --append "pti=on $ISO
 # replacement races a vCPU on the other CPU only then.
 boot x86-mttcg-isoon      x86_64 x86_64 $SHADOW kvm-isolation --append "pti=on $ISO" \
 	--tcg-thread multi
+
+# The outer emulator itself: every x86_64 QEMU boot runs on the QEMU
+# build-qemu.sh built, where an interrupt injected at VMRUN is delivered
+# once (x86-npt-ption-isoon's kvm-irq-once).  The control: Debian's own
+# QEMU 7.2 must show kvm-irq-once a second delivery, or that test could
+# not fail.
+boot x86-debian-qemu-control  x86_64 x86_64 $NPT    kvm-irq-once --append "pti=on asi.irq_once=300,twice" \
+	--qemu /usr/bin/qemu-system-x86_64
 
 # A real VMM: Debian's QEMU with -accel kvm boots a Linux guest to a marker,
 # four times with the in-kernel irqchip and four with the split one,
