@@ -491,11 +491,12 @@ static void iso_free_unlinked(struct asi *iso, struct list_head *freed,
 }
 
 /*
- * Copy the kernel's entries for [start, end) at @level.  *@done is raised to
- * where copying got, so that a failure can be undone up to there.
+ * Copy the kernel's entries for [start, end) at @level, without the bits in
+ * @clear (_PAGE_RW for a read-only copy).  *@done is raised to where
+ * copying got, so that a failure can be undone up to there.
  */
 static int iso_copy(struct asi *iso, unsigned long start, unsigned long end,
-		    enum asi_level level, unsigned long *done)
+		    enum asi_level level, unsigned long clear, unsigned long *done)
 {
 	unsigned long addr, next, val, *slot;
 	int ret = 0;
@@ -515,7 +516,7 @@ static int iso_copy(struct asi *iso, unsigned long start, unsigned long end,
 				return -EBUSY;
 			continue;
 		}
-		ret = iso_set_entry(slot, val);
+		ret = iso_set_entry(slot, val & ~clear);
 		if (ret)
 			return ret;
 	}
@@ -531,7 +532,8 @@ static bool iso_range_current(struct asi *iso, struct iso_range *r)
 	for (addr = r->start; addr < r->end; addr = next) {
 		next = iso_slot_end(addr, r->level, r->end);
 		slot = iso_walk(iso, addr, r->level, false);
-		if (slot && ((READ_ONCE(*slot) ^ iso_kernel_entry(addr, r->level)) & ~ISO_HW_BITS))
+		if (slot && ((READ_ONCE(*slot) ^ (iso_kernel_entry(addr, r->level) & ~r->clear)) &
+			     ~ISO_HW_BITS))
 			return false;
 	}
 	return true;
@@ -589,7 +591,7 @@ static void iso_restore_finer(struct asi *iso, struct iso_range *gone)
 		if (r->level <= gone->level || !iso_overlaps(r, gone->first, gone->last))
 			continue;
 		done = r->start;
-		ret = iso_copy(iso, r->start, r->end, r->level, &done);
+		ret = iso_copy(iso, r->start, r->end, r->level, r->clear, &done);
 		if (!ret) {
 			iso_settle_pending(iso, true, NULL);
 			continue;
@@ -709,11 +711,12 @@ static void iso_clear_slack(unsigned long start, unsigned long end)
 
 /*
  * Map [ptr, ptr + size) at @level, or with @shadow the pages of its KASAN
- * shadow, as a range of its own found by the same @ptr.
+ * shadow, as a range of its own found by the same @ptr; the entries
+ * without the bits in @clear.
  */
 static int iso_map(struct asi *iso, const void *ptr, size_t size,
 		   enum asi_level level, const char *owner, bool shadow,
-		   enum iso_kind kind)
+		   enum iso_kind kind, unsigned long clear)
 {
 	unsigned long start = (unsigned long)ptr, end = (unsigned long)ptr + size;
 	unsigned long done, obj_start, obj_end;
@@ -745,7 +748,7 @@ static int iso_map(struct asi *iso, const void *ptr, size_t size,
 
 	mutex_lock(&iso->lock);
 	r = iso_find(iso, (unsigned long)ptr, shadow);
-	if (r && r->end == end && r->level == level) {
+	if (r && r->end == end && r->level == level && r->clear == clear) {
 		if (iso_range_current(iso, r)) {
 			r->refcount++;
 			ret = 0;
@@ -765,12 +768,12 @@ static int iso_map(struct asi *iso, const void *ptr, size_t size,
 		.last = (end - 1) | (iso_size(level) - 1),
 		.obj_start = obj_start, .obj_end = obj_end, .bytes = size,
 		.level = level, .owner = owner, .refcount = 1, .shadow = shadow,
-		.kind = shadow ? ISO_KIND_OBJECT : kind,
+		.kind = shadow ? ISO_KIND_OBJECT : kind, .clear = clear,
 	};
 
-	ret = iso_copy(iso, start, end, level, &done);
+	ret = iso_copy(iso, start, end, level, clear, &done);
 	if (ret == -EBUSY && iso_drop_stale(iso, start, end))
-		ret = iso_copy(iso, start, end, level, &done);
+		ret = iso_copy(iso, start, end, level, clear, &done);
 	if (ret) {
 		iso_undo_copy(iso, NULL, start, end, done, level);
 		kfree(r);
@@ -798,13 +801,14 @@ out:
 }
 
 static int iso_map_kind(struct asi *iso, const void *ptr, size_t size,
-			enum asi_level level, const char *owner, enum iso_kind kind)
+			enum asi_level level, const char *owner, enum iso_kind kind,
+			unsigned long clear)
 {
-	int ret = iso_map(iso, ptr, size, level, owner, false, kind);
+	int ret = iso_map(iso, ptr, size, level, owner, false, kind, clear);
 
 	if (ret || !iso->kasan_shadow)
 		return ret;
-	ret = iso_map(iso, ptr, size, level, owner, true, kind);
+	ret = iso_map(iso, ptr, size, level, owner, true, kind, 0);
 	if (ret)
 		iso_unmap(iso, ptr, false);
 	return ret;
@@ -834,7 +838,7 @@ static int iso_map_kind(struct asi *iso, const void *ptr, size_t size,
 int asi_map(struct asi *iso, const void *ptr, size_t size,
 	    enum asi_level level, const char *owner)
 {
-	return iso_map_kind(iso, ptr, size, level, owner, ISO_KIND_OBJECT);
+	return iso_map_kind(iso, ptr, size, level, owner, ISO_KIND_OBJECT, 0);
 }
 EXPORT_SYMBOL_NS_GPL(asi_map, KVM);
 
@@ -862,7 +866,7 @@ static int iso_map_percpu(struct asi *iso, void __percpu *ptr, size_t size,
 
 	for_each_possible_cpu(cpu) {
 		ret = iso_map_kind(iso, per_cpu_ptr(ptr, cpu), size, ASI_PTE, owner,
-				   kind);
+				   kind, 0);
 		if (ret)
 			goto err;
 	}
@@ -1066,7 +1070,7 @@ int asi_map_task(struct asi *iso, struct task_struct *task)
 		return -ESRCH;
 	get_task_struct(task);
 	ret = iso_map_kind(iso, task, arch_task_struct_size, ASI_PTE, "task",
-			   ISO_KIND_TASK);
+			   ISO_KIND_TASK, 0);
 	if (ret)
 		goto err;
 	ret = asi_map(iso, stack, THREAD_SIZE, ASI_PTE, "task");
@@ -1355,6 +1359,44 @@ static void iso_audit_page(struct iso_audit *a, unsigned long addr, unsigned lon
 	seq_putc(a->m, '\n');
 }
 
+/*
+ * Is the leaf @val, which maps @addr at @level from @pfn on, still the
+ * kernel's memory there, with no more rights than the kernel gives it?
+ * Each 4 KiB page of it that the kernel unmapped or maps elsewhere now (its
+ * object was freed, or moved) or that is free in the page allocator is
+ * stale; one the kernel maps read-only, or that is writable and
+ * executable, is writable.
+ */
+static void iso_audit_rights(struct iso_audit *a, unsigned long addr, enum asi_level level,
+			     unsigned long val, unsigned long pfn)
+{
+	bool exec = !(val & _PAGE_NX) || !(__supported_pte_mask & _PAGE_NX);
+	unsigned long p, k;
+	const char *what;
+
+	for (p = 0; p < iso_size(level); p += PAGE_SIZE, pfn++) {
+		k = iso_kernel_entry(addr + p, ASI_PTE);
+		if (!k || (k & PTE_PFN_MASK) >> PAGE_SHIFT != pfn ||
+		    (pfn_valid(pfn) && PageBuddy(pfn_to_page(pfn)))) {
+			a->res->stale++;
+			what = "stale";
+		} else if ((val & _PAGE_RW) && !(k & _PAGE_RW)) {
+			a->res->writable++;
+			what = "writable where the kernel's is read-only";
+		} else if ((val & _PAGE_RW) && exec) {
+			a->res->writable++;
+			what = "writable and executable";
+		} else {
+			continue;
+		}
+		if (!a->m || !a->lines)
+			continue;
+		a->lines--;
+		seq_printf(a->m, "# %s: %s page %#lx (pfn %#lx, the kernel's entry %#lx)\n",
+			   a->iso->name, what, addr + p, pfn, k);
+	}
+}
+
 static void iso_audit_table(struct iso_audit *a, void *table, enum asi_level level,
 			    unsigned long base)
 {
@@ -1373,6 +1415,8 @@ static void iso_audit_table(struct iso_audit *a, void *table, enum asi_level lev
 			continue;
 		}
 		pfn = (e[i] & PTE_PFN_MASK & ~(size - 1)) >> PAGE_SHIFT;
+		if (!a->needle)
+			iso_audit_rights(a, addr, level, e[i], pfn);
 		/* A large leaf that objects cover whole: no need to look closer. */
 		if (size > PAGE_SIZE && !a->needle &&
 		    !iso_uncovered(a->iso, addr, addr + size, &first)) {
@@ -1511,9 +1555,12 @@ static void iso_audit_padding(struct seq_file *m, struct asi *iso)
  * or the kernel's variables, free memory).  Objects are their exact bytes,
  * except page-granular allocations, which own their pages whole.  Then
  * looks at every task: none but those mapped with asi_map_task()
- * may have a page of its task struct or stack mapped.
+ * may have a page of its task struct or stack mapped.  Every leaf must
+ * still map what the kernel maps at its address (not stale) with no more
+ * rights (not writable where the kernel's mapping is read-only, never
+ * writable and executable).
  *
- * Return: the number of findings, stray and shared pages.
+ * Return: the number of findings: stray, shared, stale and writable pages.
  */
 unsigned long asi_audit(struct asi *iso, struct seq_file *m,
 			unsigned int max_lines, struct asi_audit *res)
@@ -1529,7 +1576,7 @@ unsigned long asi_audit(struct asi *iso, struct seq_file *m,
 	if (m)
 		iso_audit_padding(m, iso);
 	mutex_unlock(&iso->lock);
-	return res->stray + res->shared;
+	return res->stray + res->shared + res->stale + res->writable;
 }
 EXPORT_SYMBOL_NS_GPL(asi_audit, KVM);
 
@@ -1771,14 +1818,30 @@ static int iso_map_irq_stacks(struct asi *iso)
 	return 0;
 }
 
+/*
+ * A module's code and data whole, with the kernel's permissions: text,
+ * read-only data and data read-only after init are copied without the
+ * write bit, since the module asking may still be in its init function,
+ * whose end makes its .data..ro_after_init read-only in the kernel's table
+ * and would leave a copy taken now writable.
+ */
 static int iso_map_module(struct asi *iso, struct module *mod)
 {
+	const struct module_layout *l = &mod->core_layout;
 	int ret;
 
-	ret = asi_map(iso, mod->core_layout.base, mod->core_layout.size,
-		      ASI_PTE, "core");
-	if (ret || !mod->percpu_size)
+	ret = iso_map_kind(iso, l->base, l->ro_after_init_size, ASI_PTE, "core",
+			   ISO_KIND_OBJECT, _PAGE_RW);
+	if (ret)
 		return ret;
+	if (l->size > l->ro_after_init_size) {
+		ret = asi_map(iso, l->base + l->ro_after_init_size,
+			      l->size - l->ro_after_init_size, ASI_PTE, "core");
+		if (ret)
+			return ret;
+	}
+	if (!mod->percpu_size)
+		return 0;
 	/*
 	 * Whole pages, from ASI_MODULE_PERCPU_PAGES(): otherwise the
 	 * pages hold other modules' or the kernel's per-CPU data too.

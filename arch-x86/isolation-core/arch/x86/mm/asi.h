@@ -48,6 +48,7 @@ struct iso_range {
 	unsigned int refcount;
 	bool shadow;			/* the KASAN shadow of the range at ptr */
 	enum iso_kind kind;
+	unsigned long clear;		/* bits its copy drops: _PAGE_RW, read-only */
 };
 
 struct asi {

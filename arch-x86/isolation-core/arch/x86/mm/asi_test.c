@@ -4,6 +4,7 @@
  * asi.c so that the tests can look at its internals.
  */
 #include <kunit/test.h>
+#include <linux/set_memory.h>
 #include <linux/vmalloc.h>
 
 /* What a table translates one 4 KiB page to, A/D bits aside. */
@@ -650,6 +651,44 @@ static void iso_test_audit_shared(struct kunit *test)
 }
 
 /*
+ * The audit's positive controls for what a leaf maps: a copy of a page the
+ * kernel has made read-only since is writable beyond the kernel's
+ * mapping, and one whose mapping the kernel has removed is stale.  Both
+ * are found, and nothing once the copy is gone.
+ */
+static void iso_test_audit_rights(struct kunit *test)
+{
+	struct asi *iso = iso_test_create(test, NULL);
+	struct page *page = alloc_page(GFP_KERNEL);
+	struct asi_audit res;
+	void *v;
+
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, page);
+	v = vmap(&page, 1, VM_MAP, PAGE_KERNEL);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, v);
+	KUNIT_EXPECT_EQ(test, iso_test_map(iso, v, PAGE_SIZE, ASI_PTE), 0);
+	KUNIT_EXPECT_EQ(test, asi_audit(iso, NULL, 0, &res), 0UL);
+	KUNIT_EXPECT_EQ(test, res.pages, 1UL);
+
+	/* Read-only in the kernel's table, still writable in ours. */
+	KUNIT_EXPECT_EQ(test, set_memory_ro((unsigned long)v, 1), 0);
+	KUNIT_EXPECT_EQ(test, asi_audit(iso, NULL, 0, &res), 1UL);
+	KUNIT_EXPECT_EQ(test, res.writable, 1UL);
+	KUNIT_EXPECT_EQ(test, set_memory_rw((unsigned long)v, 1), 0);
+	KUNIT_EXPECT_EQ(test, asi_audit(iso, NULL, 0, &res), 0UL);
+
+	/* Unmapped by the kernel, still mapped in ours. */
+	vunmap(v);
+	KUNIT_EXPECT_EQ(test, asi_audit(iso, NULL, 0, &res), 1UL);
+	KUNIT_EXPECT_EQ(test, res.stale, 1UL);
+	asi_unmap(iso, v);
+	KUNIT_EXPECT_EQ(test, asi_audit(iso, NULL, 0, &res), 0UL);
+	KUNIT_EXPECT_EQ(test, res.pages, 0UL);
+	asi_destroy(iso);
+	__free_page(page);
+}
+
+/*
  * The audit's look at every task, and its positive control: a task mapped
  * as an ordinary object is another task's memory; mapped as a task, it is
  * the instance's own.  Tasks that share its pages count either way, and
@@ -718,6 +757,7 @@ static struct kunit_case asi_test_cases[] = {
 	KUNIT_CASE(iso_test_alloc_failure),
 	KUNIT_CASE(iso_test_audit_stray),
 	KUNIT_CASE(iso_test_audit_shared),
+	KUNIT_CASE(iso_test_audit_rights),
 	KUNIT_CASE(iso_test_audit_tasks),
 	KUNIT_CASE(iso_test_find),
 	{}
