@@ -78,7 +78,7 @@ EPYC=EPYC,+svm,+npt
 EPYC_SHADOW=EPYC,+svm,-npt
 SRSO_NOTICE=(--allow-trace "Speculative Return Stack Overflow: WARNING: See ")
 boot x86-npt-ption-isooff     x86_64 x86_64 $NPT    kunit,kvm-smoke,kvm-isolation \
-	--append "pti=on asi.kunit=asi:19"
+	--append "pti=on asi.kunit=asi:20"
 # A short kvm-bench: no isolation fault in any exit class but fresh memory.
 boot x86-npt-ption-isoon      x86_64 x86_64 $NPT    kvm-smoke,kvm-isolation,kvm-secrets,kvm-debugfs,kvm-bench,kvm-irq-once \
 	--append "pti=on $ISO asi.bench=0.2,1"
@@ -184,7 +184,7 @@ boots_wait
 say "waiting for the x86_64-debug kernel (log: $debug_log)"
 if wait "$debug_build"; then
 	boot x86-debug-isoon  x86_64-debug x86_64-debug $NPT kunit,kvm-isolation,kvm-stress,kmemleak \
-		--append "pti=on $ISO asi.kunit=asi:19 asi.stress=10,3,0,1,1" --timeout 1500
+		--append "pti=on $ISO asi.kunit=asi:20 asi.stress=10,3,0,1,1" --timeout 1500
 else
 	tail -n 20 "$debug_log" >&2
 	BOOTS+=("$RESULTS/x86-debug-isoon.ktap")

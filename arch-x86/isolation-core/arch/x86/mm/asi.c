@@ -1487,6 +1487,27 @@ bool asi_maps_allocation(struct asi *iso, const void *ptr)
 }
 EXPORT_SYMBOL_NS_GPL(asi_maps_allocation, KVM);
 
+/* The bottom of @cpu's hard-IRQ stack, or NULL. */
+static void *iso_irq_stack(int cpu)
+{
+	void *top = per_cpu(hardirq_stack_ptr, cpu);
+
+	return top ? top + 8 - IRQ_STACK_SIZE : NULL;
+}
+
+/*
+ * No CPU's hard-IRQ stack may be mapped: it holds the stale frames of
+ * whatever that CPU handled, and interrupts leave isolation before they
+ * switch to it.
+ */
+static void iso_audit_irq_stacks(struct asi *iso, struct asi_audit *res)
+{
+	int cpu;
+
+	for_each_online_cpu(cpu)
+		res->irq_stacks += iso_maps_any(iso, iso_irq_stack(cpu), IRQ_STACK_SIZE);
+}
+
 /*
  * The tasks mapped with asi_map_task(), which may have exited,
  * and every other task on the system, none of whose task struct or stack
@@ -1558,9 +1579,10 @@ static void iso_audit_padding(struct seq_file *m, struct asi *iso)
  * may have a page of its task struct or stack mapped.  Every leaf must
  * still map what the kernel maps at its address (not stale) with no more
  * rights (not writable where the kernel's mapping is read-only, never
- * writable and executable).
+ * writable and executable), and no CPU's hard-IRQ stack may be mapped.
  *
- * Return: the number of findings: stray, shared, stale and writable pages.
+ * Return: the number of findings: stray, shared, stale and writable pages,
+ * and mapped hard-IRQ stacks.
  */
 unsigned long asi_audit(struct asi *iso, struct seq_file *m,
 			unsigned int max_lines, struct asi_audit *res)
@@ -1573,10 +1595,11 @@ unsigned long asi_audit(struct asi *iso, struct seq_file *m,
 	mutex_lock(&iso->lock);
 	iso_audit_table(&a, iso->pgd, ASI_PGD, 0);
 	iso_audit_tasks(iso, res);
+	iso_audit_irq_stacks(iso, res);
 	if (m)
 		iso_audit_padding(m, iso);
 	mutex_unlock(&iso->lock);
-	return res->stray + res->shared + res->stale + res->writable;
+	return res->stray + res->shared + res->stale + res->writable + res->irq_stacks;
 }
 EXPORT_SYMBOL_NS_GPL(asi_audit, KVM);
 
@@ -1800,24 +1823,6 @@ static int iso_map_core_data(struct asi *iso)
 	return ret;
 }
 
-/* The hard-IRQ stacks: vmapped with guard pages, so copied page by page. */
-static int iso_map_irq_stacks(struct asi *iso)
-{
-	int cpu, ret;
-
-	for_each_online_cpu(cpu) {
-		void *top = per_cpu(hardirq_stack_ptr, cpu);
-
-		if (!top)
-			continue;
-		ret = asi_map(iso, top + 8 - IRQ_STACK_SIZE, IRQ_STACK_SIZE,
-			      ASI_PTE, "core");
-		if (ret)
-			return ret;
-	}
-	return 0;
-}
-
 /*
  * A module's code and data whole, with the kernel's permissions: text,
  * read-only data and data read-only after init are copied without the
@@ -1880,10 +1885,6 @@ static int iso_map_core(struct asi *iso, struct module *const *mods,
 		return ret;
 	*what = "kernel data";
 	ret = iso_map_core_data(iso);
-	if (ret)
-		return ret;
-	*what = "hard-IRQ stacks";
-	ret = iso_map_irq_stacks(iso);
 	if (ret)
 		return ret;
 	*what = "modules";

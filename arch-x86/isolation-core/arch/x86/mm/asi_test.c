@@ -688,6 +688,25 @@ static void iso_test_audit_rights(struct kunit *test)
 	__free_page(page);
 }
 
+/* The audit's positive control for hard-IRQ stacks: this CPU's, mapped. */
+static void iso_test_audit_irq_stack(struct kunit *test)
+{
+	struct asi *iso = iso_test_create(test, NULL);
+	void *stack = iso_irq_stack(raw_smp_processor_id());
+	struct asi_audit res;
+
+	KUNIT_ASSERT_NOT_NULL(test, stack);
+	asi_audit(iso, NULL, 0, &res);
+	KUNIT_EXPECT_EQ(test, res.irq_stacks, 0UL);
+	KUNIT_EXPECT_EQ(test, iso_test_map(iso, stack, IRQ_STACK_SIZE, ASI_PTE), 0);
+	asi_audit(iso, NULL, 0, &res);
+	KUNIT_EXPECT_EQ(test, res.irq_stacks, 1UL);
+	asi_unmap(iso, stack);
+	asi_audit(iso, NULL, 0, &res);
+	KUNIT_EXPECT_EQ(test, res.irq_stacks, 0UL);
+	asi_destroy(iso);
+}
+
 /*
  * The audit's look at every task, and its positive control: a task mapped
  * as an ordinary object is another task's memory; mapped as a task, it is
@@ -758,6 +777,7 @@ static struct kunit_case asi_test_cases[] = {
 	KUNIT_CASE(iso_test_audit_stray),
 	KUNIT_CASE(iso_test_audit_shared),
 	KUNIT_CASE(iso_test_audit_rights),
+	KUNIT_CASE(iso_test_audit_irq_stack),
 	KUNIT_CASE(iso_test_audit_tasks),
 	KUNIT_CASE(iso_test_find),
 	{}

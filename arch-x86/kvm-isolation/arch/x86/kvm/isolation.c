@@ -341,6 +341,8 @@ static int kvm_x86_isolation_check_show(struct seq_file *m, void *v)
 			   audit.stale ? "not ok" : "ok", name, audit.stale);
 		seq_printf(m, "%s %s maps nothing writable that the kernel maps read-only, and nothing writable and executable (%lu)\n",
 			   audit.writable ? "not ok" : "ok", name, audit.writable);
+		seq_printf(m, "%s %s maps no CPU's hard-IRQ stack (%lu mapped)\n",
+			   audit.irq_stacks ? "not ok" : "ok", name, audit.irq_stacks);
 		seq_printf(m, "%s %s maps %lu tasks that run its vCPUs and no page of another task (%lu mapped)\n",
 			   audit.other_tasks || !audit.tasks ? "not ok" : "ok", name,
 			   audit.tasks, audit.other_tasks);
@@ -558,11 +560,11 @@ void kvm_arch_buses_updated(struct kvm *kvm, struct kvm_io_bus *old)
  * Pages the VM's address space may not map: stray ones, shared ones but
  * for what this kernel cannot put on pages of their own (task structs
  * under slab debugging, say), and other tasks' pages when tasks do not
- * share theirs; and, whatever the kernel, stale pages and pages writable
- * where the kernel's mapping is not.
+ * share theirs; and, whatever the kernel, stale pages, pages writable
+ * where the kernel's mapping is not, and CPUs' hard-IRQ stacks.
  */
 struct kvm_x86_isolation_findings {
-	unsigned long stray, shared, others, stale, writable;
+	unsigned long stray, shared, others, stale, writable, irq_stacks;
 };
 
 static unsigned long kvm_x86_isolation_findings(struct kvm_x86_isolation *xi,
@@ -574,6 +576,7 @@ static unsigned long kvm_x86_isolation_findings(struct kvm_x86_isolation *xi,
 	f->stray = a.stray;
 	f->stale = a.stale;
 	f->writable = a.writable;
+	f->irq_stacks = a.irq_stacks;
 	if (a.debug_shares) {
 		f->shared = 0;
 		f->others = 0;
@@ -584,7 +587,7 @@ static unsigned long kvm_x86_isolation_findings(struct kvm_x86_isolation *xi,
 		f->shared = a.shared;
 		f->others = a.other_tasks;
 	}
-	return f->stray + f->shared + f->others + f->stale + f->writable;
+	return f->stray + f->shared + f->others + f->stale + f->writable + f->irq_stacks;
 }
 
 static void kvm_x86_isolation_audit(struct kvm_x86_isolation *xi)
@@ -604,7 +607,7 @@ static void kvm_x86_isolation_audit(struct kvm_x86_isolation *xi)
 		kfree(xi->audit_control);
 		xi->audit_control = NULL;
 		found = control.shared == 1 && !control.stray && !control.others &&
-			!control.stale && !control.writable &&
+			!control.stale && !control.writable && !control.irq_stacks &&
 			!kvm_x86_isolation_findings(xi, &f);
 		if (found) {
 			atomic_inc(&kvm_x86_isolation_audit_controls);
@@ -615,11 +618,11 @@ static void kvm_x86_isolation_audit(struct kvm_x86_isolation *xi)
 		pr_err("isolation audit: %s: the page planted shared was not found alone (%lu shared with it)\n",
 		       asi_name(xi->iso), control.shared);
 	}
-	if (!f.stray && !f.shared && !f.others && !f.stale && !f.writable)
+	if (!f.stray && !f.shared && !f.others && !f.stale && !f.writable && !f.irq_stacks)
 		return;
 	atomic_inc(&kvm_x86_isolation_audit_findings);
-	pr_err("isolation audit: %s maps %lu stray pages, %lu shared pages, %lu other tasks' pages, %lu stale pages and %lu pages writable beyond the kernel's mapping (debugfs kvm/isolation/check names them while a VM runs)\n",
-	       asi_name(xi->iso), f.stray, f.shared, f.others, f.stale, f.writable);
+	pr_err("isolation audit: %s maps %lu stray pages, %lu shared pages, %lu other tasks' pages, %lu stale pages, %lu pages writable beyond the kernel's mapping and %lu CPUs' hard-IRQ stacks (debugfs kvm/isolation/check names them while a VM runs)\n",
+	       asi_name(xi->iso), f.stray, f.shared, f.others, f.stale, f.writable, f.irq_stacks);
 }
 
 /* Plant the audit's positive control in a new VM, when it is armed. */

@@ -57,6 +57,7 @@ struct asi_audit {
 	unsigned long foreign_bytes;	/* bytes of no mapped object on both */
 	unsigned long stale;		/* pages the kernel unmapped, moved or freed since */
 	unsigned long writable;		/* pages writable where the kernel's are not, or W+X */
+	unsigned long irq_stacks;	/* CPUs whose hard-IRQ stack is mapped */
 	unsigned long tasks;		/* tasks mapped with asi_map_task() */
 	unsigned long other_tasks;	/* other tasks with a page mapped */
 	/* What this kernel cannot put on pages of their own: */
