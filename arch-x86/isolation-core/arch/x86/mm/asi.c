@@ -1100,6 +1100,17 @@ void asi_unmap_task(struct asi *iso, struct task_struct *task)
 }
 EXPORT_SYMBOL_NS_GPL(asi_unmap_task, KVM);
 
+/* The address entry @i of a @level table for addresses from @base maps. */
+static unsigned long iso_entry_addr(unsigned long base, unsigned int i, enum asi_level level)
+{
+	unsigned long addr = base + ((unsigned long)i << iso_shift(level));
+
+	if (level == ASI_PGD)
+		addr = (long)(addr << (64 - __VIRTUAL_MASK_SHIFT - 1)) >>
+		       (64 - __VIRTUAL_MASK_SHIFT - 1);
+	return addr;
+}
+
 /* Bytes the restricted table maps below @table at @level (shared pages too). */
 static unsigned long iso_mapped_bytes(void *table, enum asi_level level,
 				      unsigned int first, unsigned int last)
@@ -1404,10 +1415,7 @@ static void iso_audit_table(struct iso_audit *a, void *table, enum asi_level lev
 	unsigned int i;
 
 	for (i = 0; i < PTRS_PER_PTE; i++) {
-		addr = base + ((unsigned long)i << iso_shift(level));
-		if (level == ASI_PGD)
-			addr = (long)(addr << (64 - __VIRTUAL_MASK_SHIFT - 1)) >>
-			       (64 - __VIRTUAL_MASK_SHIFT - 1);
+		addr = iso_entry_addr(base, i, level);
 		if (!iso_present(e[i]))
 			continue;
 		if (!iso_leaf(level, e[i])) {
@@ -1704,18 +1712,75 @@ static unsigned long iso_kernel_mapped_bytes(void)
 	return total;
 }
 
+/* What the core maps, by the kind of memory, for the summary. */
+enum iso_area {
+	ISO_AREA_TEXT, ISO_AREA_RODATA, ISO_AREA_DATA, ISO_AREA_PERCPU,
+	ISO_AREA_ENTRY, ISO_AREA_MODULES, ISO_AREA_SHADOW, ISO_AREA_OTHER,
+	ISO_NR_AREAS
+};
+
+static const char *const iso_area_names[ISO_NR_AREAS] = {
+	"text", "rodata", "data", "percpu", "entry_area", "modules", "kasan_shadow", "other",
+};
+
+static bool iso_in(unsigned long addr, const void *start, const void *end)
+{
+	return addr >= (unsigned long)start && addr < (unsigned long)end;
+}
+
+static enum iso_area iso_area(unsigned long addr)
+{
+	if (iso_in(addr, _text, _etext))
+		return ISO_AREA_TEXT;
+	if (iso_in(addr, __start_rodata, __end_rodata))
+		return ISO_AREA_RODATA;
+	if (iso_in(addr, _sdata, _edata) || iso_in(addr, __bss_start, __bss_stop))
+		return ISO_AREA_DATA;
+	if (is_kernel_percpu_address(addr) || is_module_percpu_address(addr))
+		return ISO_AREA_PERCPU;
+	if (addr >= CPU_ENTRY_AREA_BASE && addr - CPU_ENTRY_AREA_BASE < CPU_ENTRY_AREA_MAP_SIZE)
+		return ISO_AREA_ENTRY;
+	if (addr >= MODULES_VADDR && addr < MODULES_END)
+		return ISO_AREA_MODULES;
+#ifdef CONFIG_KASAN
+	if (addr >= KASAN_SHADOW_START && addr < KASAN_SHADOW_END)
+		return ISO_AREA_SHADOW;
+#endif
+	return ISO_AREA_OTHER;
+}
+
+/* Add the bytes mapped below @table at @level to @bytes, by kind. */
+static void iso_count_areas(void *table, enum asi_level level, unsigned long base,
+			    unsigned long *bytes)
+{
+	unsigned long *e = table, addr, p;
+	unsigned int i;
+
+	for (i = level == ASI_PGD ? KERNEL_PGD_BOUNDARY : 0; i < PTRS_PER_PTE; i++) {
+		addr = iso_entry_addr(base, i, level);
+		if (!iso_present(e[i]))
+			continue;
+		if (!iso_leaf(level, e[i])) {
+			iso_count_areas(iso_table(e[i]), iso_next_level(level), addr, bytes);
+			continue;
+		}
+		for (p = 0; p < iso_size(level); p += PAGE_SIZE)
+			bytes[iso_area(addr + p)] += PAGE_SIZE;
+	}
+}
+
 /**
  * asi_show_summary() - show the sizes of the address spaces
  * @m: the debugfs "stats" file
  *
  * What the core and each VM map, and their page-table pages, against what
- * the kernel itself maps.
+ * the kernel itself maps; what the core maps by kind of memory.
  */
 void asi_show_summary(struct seq_file *m)
 {
+	unsigned long kernel, bytes[ISO_NR_AREAS] = {};
 	struct asi *iso;
-	unsigned long kernel;
-	int n = 0;
+	int i, n = 0;
 
 	mutex_lock(&iso_instances_lock);
 	list_for_each_entry(iso, &iso_instances, list) {
@@ -1725,6 +1790,13 @@ void asi_show_summary(struct seq_file *m)
 			   iso->nr_ptpages + (1 << PGD_ALLOCATION_ORDER));
 		mutex_unlock(&iso->lock);
 		n++;
+	}
+	if (iso_core) {
+		mutex_lock(&iso_core->lock);
+		iso_count_areas(iso_core->pgd, ASI_PGD, 0, bytes);
+		mutex_unlock(&iso_core->lock);
+		for (i = 0; i < ISO_NR_AREAS; i++)
+			seq_printf(m, "core_kib_%s %lu\n", iso_area_names[i], bytes[i] >> 10);
 	}
 	mutex_unlock(&iso_instances_lock);
 	kernel = iso_kernel_mapped_bytes();
