@@ -59,11 +59,7 @@ GUEST_CODE(b_mmio_user,
  * (3126 exits in 312.9 s, as issue 16 saw).
  */
 GUEST_CODE(b_hlt,
-	"mov $0x1b, %ecx\n rdmsr\n or $0xc00, %eax\n wrmsr\n"	/* x2APIC on */
-	"mov $0x80f, %ecx\n mov $0x1ff, %eax\n xor %edx, %edx\n wrmsr\n"
-	"mov $0x83e, %ecx\n mov $0xb, %eax\n wrmsr\n"		/* divide by 1 */
-	"mov $0x832, %ecx\n mov $0x20040, %eax\n wrmsr\n"	/* periodic, 0x40 */
-	"mov $0x838, %ecx\n mov $1000000, %eax\n wrmsr\n"	/* 1 ms */
+	GUEST_X2APIC_TIMER(0x40, 1000000)
 	"1: mov $100, %r8d\n"
 	"2: sti\n hlt\n cli\n dec %r8d\n jnz 2b\n"
 	"out %al, $0xe0\n jmp 1b\n"

@@ -60,11 +60,7 @@ GUEST_CODE(irq_once_guest,
 	"out %al, $0xe0\n"
 	"mov 0x8010, %rcx\n 1: dec %rcx\n jnz 1b\n"
 	"out %al, $0xe0\n"
-	"mov $0x1b, %ecx\n rdmsr\n or $0xc00, %eax\n wrmsr\n"	/* x2APIC on */
-	"mov $0x80f, %ecx\n mov $0x1ff, %eax\n xor %edx, %edx\n wrmsr\n"
-	"mov $0x83e, %ecx\n mov $0xb, %eax\n wrmsr\n"		/* divide by 1 */
-	"mov $0x832, %ecx\n mov $0x20040, %eax\n wrmsr\n"	/* periodic, 0x40 */
-	"mov $0x838, %ecx\n mov $7000000, %eax\n wrmsr\n"	/* 7 ms */
+	GUEST_X2APIC_TIMER(0x40, 7000000)
 	"mov 0x8018, %rax\n"
 	"sti\n"
 	"2: cmp %rax, 0x8000\n jb 2b\n"

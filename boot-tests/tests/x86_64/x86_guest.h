@@ -28,6 +28,18 @@
 	    ".globl " #name "_end\n" #name "_end:\n"			\
 	    ".popsection\n")
 
+/*
+ * Guest code: the x2APIC on, and its timer periodic, vector @vec every @ns
+ * nanoseconds (divide by 1: KVM's local APIC timer counts at 1 GHz).
+ * Clobbers eax, ecx and edx.
+ */
+#define GUEST_X2APIC_TIMER(vec, ns)					\
+	"mov $0x1b, %ecx\n rdmsr\n or $0xc00, %eax\n wrmsr\n"		\
+	"mov $0x80f, %ecx\n mov $0x1ff, %eax\n xor %edx, %edx\n wrmsr\n"	\
+	"mov $0x83e, %ecx\n mov $0xb, %eax\n wrmsr\n"			\
+	"mov $0x832, %ecx\n mov $(0x20000 | " #vec "), %eax\n wrmsr\n"	\
+	"mov $0x838, %ecx\n mov $" #ns ", %eax\n wrmsr\n"
+
 struct guest_vcpu {
 	int fd;
 	struct kvm_run *run;
