@@ -83,6 +83,10 @@ boot x86-npt-ption-isooff     x86_64 x86_64 $NPT    kunit,kvm-smoke,kvm-isolatio
 boot x86-npt-ption-isoon      x86_64 x86_64 $NPT    kvm-smoke,kvm-isolation,kvm-secrets,kvm-debugfs,kvm-bench,kvm-irq-once \
 	--append "pti=on $ISO asi.bench=0.2,1"
 boot x86-npt-ptioff-isooff    x86_64 x86_64 $NPT    kvm-smoke,kvm-isolation --append "pti=off"
+# Isolation asked for only when kvm.ko loads, not at boot: refused, saying
+# what to pass (task structs and SRCU data are laid out for it at boot).
+boot x86-npt-isoload-refused  x86_64 x86_64 $NPT    kvm-asked-at-load,kvm-smoke \
+	--append "pti=on asi.kvm_params=address_space_isolation=1"
 boot x86-epyc-npt-ptioff-isoon x86_64 x86_64 $EPYC  kvm-smoke,kvm-isolation,kvm-secrets,kvm-debugfs \
 	--append "pti=off $ISO" "${SRSO_NOTICE[@]}"
 boot x86-shadow-ption-isooff  x86_64 x86_64 $SHADOW kvm-smoke,kvm-isolation --append "pti=on"

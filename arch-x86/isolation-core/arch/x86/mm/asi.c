@@ -1598,7 +1598,6 @@ unsigned long asi_audit(struct asi *iso, struct seq_file *m,
 	struct iso_audit a = { .iso = iso, .m = m, .lines = max_lines, .res = res };
 
 	memset(res, 0, sizeof(*res));
-	res->boot_shares = !asi_at_boot;
 	res->debug_shares = iso_debug_shares;
 	mutex_lock(&iso->lock);
 	iso_audit_table(&a, iso->pgd, ASI_PGD, 0);
@@ -2033,9 +2032,11 @@ static bool iso_tasks_page_aligned(void)
  *	whole: the caller's own and those it calls while isolated
  * @nr_mods: how many
  *
- * The kernel's TLB entries must not outlive the switch to a restricted
- * table: its mappings must not be global.  PTI makes them so, and so does
- * kvm.address_space_isolation=1 on the kernel command line.
+ * Isolation must have been asked for on the kernel command line
+ * (kvm.address_space_isolation=1): only then are task structs and SRCU
+ * data on pages of their own, and the kernel's mappings not global (so
+ * that its TLB entries do not outlive the switch to a restricted table)
+ * where PTI does not make them so.
  *
  * Return: 0 when isolation is enabled, else a negative error, after saying why.
  */
@@ -2045,8 +2046,15 @@ int asi_setup(struct module *const *mods, unsigned int nr_mods)
 	unsigned int i;
 	int ret = -ENOMEM;
 
-	if (!boot_cpu_has(X86_FEATURE_PTI) && !asi_at_boot) {
-		pr_warn("not enabled: kernel mappings are global (pass kvm.address_space_isolation=1 on the kernel command line, or boot with pti=on)\n");
+	/*
+	 * Asked for at boot, the kernel lays out for isolation what a VM maps
+	 * besides KVM's own objects: task structs and SRCU data on pages of
+	 * their own and, without PTI, kernel mappings that are not global.
+	 * Asked for any later, all of that shares its pages with what a VM may
+	 * not see.
+	 */
+	if (!asi_at_boot) {
+		pr_warn("not enabled: task structs, SRCU data and the kernel's mappings are laid out for isolation only when it is asked for at boot: pass kvm.address_space_isolation=1 on the kernel command line\n");
 		return -EOPNOTSUPP;
 	}
 	/*
@@ -2071,9 +2079,7 @@ int asi_setup(struct module *const *mods, unsigned int nr_mods)
 		goto err;
 
 	static_branch_enable(&asi_enabled_key);
-	if (!asi_at_boot) {
-		pr_warn("task structs and SRCU data share their pages: pass kvm.address_space_isolation=1 on the kernel command line to give them pages of their own\n");
-	} else if (!iso_tasks_page_aligned()) {
+	if (!iso_tasks_page_aligned()) {
 		iso_debug_shares = true;
 		pr_warn("slab objects, task structs among them, share their pages: the slab adds debugging metadata beside them\n");
 	}

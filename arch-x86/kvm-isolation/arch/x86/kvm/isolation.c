@@ -580,9 +580,6 @@ static unsigned long kvm_x86_isolation_findings(struct kvm_x86_isolation *xi,
 	if (a.debug_shares) {
 		f->shared = 0;
 		f->others = 0;
-	} else if (a.boot_shares) {
-		f->shared = a.shared - a.shared_percpu - a.shared_task;
-		f->others = 0;
 	} else {
 		f->shared = a.shared;
 		f->others = a.other_tasks;

@@ -61,7 +61,6 @@ struct asi_audit {
 	unsigned long tasks;		/* tasks mapped with asi_map_task() */
 	unsigned long other_tasks;	/* other tasks with a page mapped */
 	/* What this kernel cannot put on pages of their own: */
-	bool boot_shares;		/* tasks, dynamic per-CPU data: not asked at boot */
 	bool debug_shares;		/* anything: lockdep maps all data, slab debugging */
 };
 
