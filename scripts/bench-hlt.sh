@@ -18,7 +18,7 @@ say "kvm-bench's hlt class in $runs boots with isolation on, two at a time"
 start=$(date +%s)
 seq 1 "$runs" | xargs -P 2 -I{} "$TOP/boot-tests/run-boot.py" --arch x86_64 \
 	--kernel "$BUILD/x86_64/arch/x86/boot/bzImage" --initrd "$BUILD/initramfs/x86_64.cpio.gz" \
-	--cpu qemu64,+svm,+npt --tests kvm-bench --name "hlt-{}" --results "$out" --quiet \
+	--cpu qemu64,+svm,+npt --qemu "$OUTER_QEMU" --tests kvm-bench --name "hlt-{}" --results "$out" --quiet \
 	--append "pti=on kvm.address_space_isolation=1 asi.bench=0.2,1 asi.bench_only=hlt" \
 	--timeout 300 >/dev/null || true
 "$TOP/boot-tests/bench_hlt.py" "$out" "$runs" >"$RESULTS/bench-hlt.ktap"
