@@ -18,7 +18,8 @@ case "$model" in
 qemu-svm)
 	only=
 	out=$TOP/boot-tests/kvm-selftests.baseline
-	where="x86_64 guest on $(qemu-system-x86_64 --version | head -n 1),"
+	"$TOP/scripts/build-qemu.sh"
+	where="x86_64 guest on $("$OUTER_QEMU" --version | head -n 1),"
 	how="-cpu qemu64,+svm,+npt -smp 2 (single-threaded TCG)"
 	emulator=(qemu64,+svm,+npt --tcg-thread single)
 	;;
