@@ -21,8 +21,10 @@ BIN=$OUTER_QEMU
 DEBIAN_SOURCES=/etc/apt/sources.list.d/debian.sources
 SRC_LIST=/etc/apt/sources.list.d/kvm-asi-deb-src.sources
 PATCHES=("$TOP"/qemu/upstream/*.patch "$TOP"/qemu/7.2/*.patch)
+# No debug information: with -g, ccache hashes the directory it compiles
+# in, and a clone elsewhere (CI's) would miss everything.
 CONFIGURE=(--target-list=x86_64-softmmu --enable-tcg --without-default-features
-	   --disable-docs --disable-user --disable-tools --disable-werror
+	   --disable-docs --disable-user --disable-tools --disable-werror --disable-debug-info
 	   --firmwarepath=/usr/share/qemu:/usr/share/seabios:/usr/lib/ipxe/qemu)
 
 # Debian's source lists name binary packages only: add the same suites
