@@ -32,9 +32,12 @@ CONFIGURE=(--target-list=x86_64-softmmu --enable-tcg --without-default-features
 ensure_deb_src() {
 	apt-get source --print-uris -qq qemu >/dev/null 2>&1 && return 0
 	[ -r "$DEBIAN_SOURCES" ] || die "no $DEBIAN_SOURCES to take the deb-src suites from"
+	local sudo=
+	[ "$(id -u)" = 0 ] || sudo=sudo
 	say "adding deb-src entries for Debian's suites ($SRC_LIST)"
-	sed 's/^Types: deb$/Types: deb-src/' "$DEBIAN_SOURCES" >"$SRC_LIST"
-	apt-get update -q >/dev/null || die "apt-get update failed after adding $SRC_LIST"
+	sed 's/^Types: deb$/Types: deb-src/' "$DEBIAN_SOURCES" | $sudo tee "$SRC_LIST" >/dev/null ||
+		die "could not write $SRC_LIST"
+	$sudo apt-get update -q >/dev/null || die "apt-get update failed after adding $SRC_LIST"
 	apt-get source --print-uris -qq qemu >/dev/null 2>&1 ||
 		die "apt-get source qemu still fails with $SRC_LIST"
 }
