@@ -8,13 +8,18 @@
  * else.  It then reads every mapped page for a random secret planted in
  * the kernel (a key added with add_key(2), a pipe's buffer, the child's
  * page), which no VM may map, and for a control planted in the vCPUs' run
- * pages, which every VM must map.  Every "ok"/"not ok" line it prints is
- * a KTAP case, every "# " line a diagnostic.
+ * pages, which every VM must map.  The vCPU threads hold the secret in
+ * vector registers when they call KVM_RUN the second time, where KVM saves
+ * the VMM's registers: no VM may map them, while the threads run and after
+ * they exited.  Every "ok"/"not ok" line the check prints is a KTAP case,
+ * every "# " line a diagnostic.
  */
+#define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -42,7 +47,30 @@ GUEST_CODE(secrets_guest,
 	"out %eax, $0xe0\n"
 	"hlt\n");
 
+#define SECRET_LEN	32
+
 static int started;
+static uint8_t secret[SECRET_LEN];
+
+/*
+ * KVM_RUN with the secret in xmm0-1 and xmm6-7, loaded in the same asm
+ * statement as the system call so that nothing can move it in between.
+ */
+static long kvm_run_with_secret_in_xmm(int fd)
+{
+	long ret;
+
+	asm volatile("movdqu (%[s]), %%xmm0\n\t"
+		     "movdqu 16(%[s]), %%xmm1\n\t"
+		     "movdqa %%xmm0, %%xmm6\n\t"
+		     "movdqa %%xmm1, %%xmm7\n\t"
+		     "syscall"
+		     : "=a"(ret)
+		     : "0"((long)SYS_ioctl), "D"((long)fd), "S"((long)KVM_RUN), "d"(0L),
+		       [s] "r"(secret)
+		     : "rcx", "r11", "memory", "xmm0", "xmm1", "xmm6", "xmm7");
+	return ret;
+}
 
 static void *run_vm(void *arg)
 {
@@ -50,11 +78,10 @@ static void *run_vm(void *arg)
 
 	if (guest_run(g, 0) == 0)
 		__atomic_add_fetch(&started, 1, __ATOMIC_SEQ_CST);
-	guest_run(g, 0);
+	if (kvm_run_with_secret_in_xmm(g->vcpu[0].fd) < 0)
+		ktap_diag("KVM_RUN with the secret in vector registers failed");
 	return NULL;
 }
-
-#define SECRET_LEN	32
 
 /* A child process fills a page with the secret and tells its pfn. */
 static pid_t child_page(unsigned long *pfn, const uint8_t *secret)
@@ -142,6 +169,58 @@ static void plant(char *dst, const uint8_t *src)
 		d[i] = s[i];
 }
 
+/* The check's lines about the secret and user FPU state, for a second read. */
+static const char *const AFTER_EXIT[] = { "planted secret", "user FPU", NULL };
+
+static bool wanted(const char *line, const char *const *only)
+{
+	for (; only && *only; only++)
+		if (strstr(line, *only))
+			return true;
+	return !only;
+}
+
+/* The "ok"/"not ok" lines of a read of the check, those of @only if given. */
+static int count_results(const char *buf, const char *const *only)
+{
+	const char *line, *end;
+	char one[512];
+	int n = 0;
+
+	for (line = buf; *line; line = end + 1) {
+		end = strchrnul(line, '\n');
+		snprintf(one, sizeof(one), "%.*s", (int)(end - line), line);
+		if (strncmp(one, "# ", 2) && wanted(one, only))
+			n++;
+		if (!*end)
+			break;
+	}
+	return n;
+}
+
+/* Each "ok"/"not ok" line a KTAP case, "# " lines diagnostics. */
+static void report_results(char *buf, const char *const *only, const char *prefix)
+{
+	char *line, *save, *c;
+	int ok;
+
+	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		if (!strncmp(line, "# ", 2)) {
+			if (!only)
+				report_finding(line);
+			continue;
+		}
+		if (!wanted(line, only))
+			continue;
+		ok = !strncmp(line, "ok ", 3);
+		line += ok ? 3 : 7;
+		/* VM names hold a '#', which KTAP reads as a directive. */
+		for (c = line; (c = strchr(c, '#')); )
+			*c = '.';
+		ktap_result(ok, "%s%s", prefix, line);
+	}
+}
+
 /* "secret " or "control " and @len bytes in hex, written to the check. */
 static int write_needle(int fd, const char *what, const uint8_t *bytes, size_t len)
 {
@@ -156,14 +235,14 @@ static int write_needle(int fd, const char *what, const uint8_t *bytes, size_t l
 
 int main(void)
 {
-	uint8_t secret[SECRET_LEN], control[SECRET_LEN];
-	char buf[65536], *line, *save, *c;
-	int fd, n = 0, ok, pipefd[2], planted = 0, i;
+	static char buf[65536], after[65536];
+	uint8_t control[SECRET_LEN];
+	int fd, n, n_after, pipefd[2], planted = 0, i;
 	long key = -1;
 	struct guest a, b;
 	pthread_t ta, tb;
 	unsigned long pfn;
-	ssize_t len;
+	ssize_t len, len_after = -1;
 	pid_t child;
 
 	if (!iso_expected())
@@ -204,6 +283,12 @@ int main(void)
 	}
 	pthread_join(ta, NULL);
 	pthread_join(tb, NULL);
+	/* The vCPUs hold their exited tasks, mapped, until the VMs go. */
+	fd = open(ISO_DIR "/check", O_RDONLY);
+	if (fd >= 0) {
+		len_after = pread(fd, after, sizeof(after) - 1, 0);
+		close(fd);
+	}
 	if (child > 0) {
 		kill(child, SIGKILL);
 		waitpid(child, NULL, 0);
@@ -211,31 +296,19 @@ int main(void)
 	if (len <= 0)
 		ktap_skip_all("no " ISO_DIR "/check");
 	buf[len] = 0;
+	after[len_after > 0 ? len_after : 0] = 0;
 
 	/*
 	 * Two VMs, each: the other VM, stray pages, shared pages (three
 	 * lines), stale pages, writable pages, hard-IRQ stacks, other tasks,
-	 * the other process's page, the secret, the control.
+	 * user FPU state, the other process's page, the secret, the control.
+	 * After the threads exited, the secret and user FPU state again.
 	 */
-	for (line = buf; *line; line = strchr(line, '\n') + 1) {
-		if (strncmp(line, "# ", 2))
-			n++;
-		if (!strchr(line, '\n'))
-			break;
-	}
-	ktap_plan(n + 6);
-	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-		if (!strncmp(line, "# ", 2)) {
-			report_finding(line);
-			continue;
-		}
-		ok = !strncmp(line, "ok ", 3);
-		line += ok ? 3 : 7;
-		/* VM names hold a '#', which KTAP reads as a directive. */
-		for (c = line; (c = strchr(c, '#')); )
-			*c = '.';
-		ktap_result(ok, "%s", line);
-	}
+	n = count_results(buf, NULL);
+	n_after = count_results(after, AFTER_EXIT);
+	ktap_plan(n + n_after + 6);
+	report_results(buf, NULL, "");
+	report_results(after, AFTER_EXIT, "after_the_vcpu_threads_exited: ");
 	ktap_diag("child page pfn %#lx", pfn);
 	ktap_result(key >= 0, "secret_in_a_key");
 	ktap_result(pipefd[0] >= 0, "secret_in_a_pipe");
@@ -244,7 +317,7 @@ int main(void)
 	ktap_result(a.vcpu[0].run->exit_reason == KVM_EXIT_IO && a.vcpu[0].run->io.port == 0xe0 &&
 		    b.vcpu[0].run->exit_reason == KVM_EXIT_IO && b.vcpu[0].run->io.port == 0xe0,
 		    "vms_ran_to_the_end");
-	ktap_result(n == (pfn ? 24 : 22), "all_checks_reported");
+	ktap_result(n == (pfn ? 26 : 24) && n_after == 4, "all_checks_reported");
 	guest_destroy(&a);
 	guest_destroy(&b);
 	return ktap_exit_code();

@@ -16,6 +16,8 @@
 #include <linux/tracepoint.h>
 #include <linux/xarray.h>
 
+#include <asm/fpu/api.h>
+
 #include "irq.h"
 #include "isolation.h"
 #include "kvm_cache_regs.h"
@@ -295,6 +297,27 @@ static bool kvm_x86_isolation_maps_vm(struct asi *iso, struct kvm *kvm)
 static unsigned long check_pfn;
 
 /*
+ * The VM's tasks whose user FPU state is in their task struct, which the
+ * VM maps: none, once KVM_RUN moved it out (an exec brings it back).
+ */
+static unsigned long kvm_x86_isolation_user_fpu(struct kvm_x86_isolation *xi)
+{
+	struct kvm_x86_isolation_task *t;
+	struct fpstate *user;
+	unsigned long n = 0;
+	struct fpu *fpu;
+
+	mutex_lock(&xi->lock);
+	list_for_each_entry(t, &xi->tasks, list) {
+		fpu = &t->task->thread.fpu;
+		user = READ_ONCE(fpu->__task_fpstate) ?: READ_ONCE(fpu->fpstate);
+		n += user == &fpu->__fpstate;
+	}
+	mutex_unlock(&xi->lock);
+	return n;
+}
+
+/*
  * debugfs "check": while VMs run, nothing of another VM, no page of another
  * process, no page without a mapped object, and no page that a mapped
  * object shares with anything else may be mapped in a VM's isolated address
@@ -302,8 +325,8 @@ static unsigned long check_pfn;
  */
 static int kvm_x86_isolation_check_show(struct seq_file *m, void *v)
 {
+	unsigned long known, user_fpu;
 	struct asi_audit audit;
-	unsigned long known;
 	const char *name;
 	struct kvm *a, *b;
 	bool leak;
@@ -346,6 +369,9 @@ static int kvm_x86_isolation_check_show(struct seq_file *m, void *v)
 		seq_printf(m, "%s %s maps %lu tasks that run its vCPUs and no page of another task (%lu mapped)\n",
 			   audit.other_tasks || !audit.tasks ? "not ok" : "ok", name,
 			   audit.tasks, audit.other_tasks);
+		user_fpu = kvm_x86_isolation_user_fpu(xi);
+		seq_printf(m, "%s %s maps no task's user FPU state (%lu tasks hold it in their task struct)\n",
+			   user_fpu ? "not ok" : "ok", name, user_fpu);
 		if (check_pfn && pfn_valid(check_pfn)) {
 			leak = asi_maps_any(xi->iso, pfn_to_kaddr(check_pfn), 1);
 			seq_printf(m, "%s %s does not map pfn %#lx\n", leak ? "not ok" : "ok",
@@ -561,10 +587,11 @@ void kvm_arch_buses_updated(struct kvm *kvm, struct kvm_io_bus *old)
  * for what this kernel cannot put on pages of their own (task structs
  * under slab debugging, say), and other tasks' pages when tasks do not
  * share theirs; and, whatever the kernel, stale pages, pages writable
- * where the kernel's mapping is not, and CPUs' hard-IRQ stacks.
+ * where the kernel's mapping is not, CPUs' hard-IRQ stacks and tasks' user
+ * FPU state.
  */
 struct kvm_x86_isolation_findings {
-	unsigned long stray, shared, others, stale, writable, irq_stacks;
+	unsigned long stray, shared, others, stale, writable, irq_stacks, user_fpu;
 };
 
 static unsigned long kvm_x86_isolation_findings(struct kvm_x86_isolation *xi,
@@ -577,6 +604,7 @@ static unsigned long kvm_x86_isolation_findings(struct kvm_x86_isolation *xi,
 	f->stale = a.stale;
 	f->writable = a.writable;
 	f->irq_stacks = a.irq_stacks;
+	f->user_fpu = kvm_x86_isolation_user_fpu(xi);
 	if (a.debug_shares) {
 		f->shared = 0;
 		f->others = 0;
@@ -584,7 +612,8 @@ static unsigned long kvm_x86_isolation_findings(struct kvm_x86_isolation *xi,
 		f->shared = a.shared;
 		f->others = a.other_tasks;
 	}
-	return f->stray + f->shared + f->others + f->stale + f->writable + f->irq_stacks;
+	return f->stray + f->shared + f->others + f->stale + f->writable + f->irq_stacks +
+	       f->user_fpu;
 }
 
 static void kvm_x86_isolation_audit(struct kvm_x86_isolation *xi)
@@ -605,6 +634,7 @@ static void kvm_x86_isolation_audit(struct kvm_x86_isolation *xi)
 		xi->audit_control = NULL;
 		found = control.shared == 1 && !control.stray && !control.others &&
 			!control.stale && !control.writable && !control.irq_stacks &&
+			!control.user_fpu &&
 			!kvm_x86_isolation_findings(xi, &f);
 		if (found) {
 			atomic_inc(&kvm_x86_isolation_audit_controls);
@@ -615,11 +645,13 @@ static void kvm_x86_isolation_audit(struct kvm_x86_isolation *xi)
 		pr_err("isolation audit: %s: the page planted shared was not found alone (%lu shared with it)\n",
 		       asi_name(xi->iso), control.shared);
 	}
-	if (!f.stray && !f.shared && !f.others && !f.stale && !f.writable && !f.irq_stacks)
+	if (!f.stray && !f.shared && !f.others && !f.stale && !f.writable && !f.irq_stacks &&
+	    !f.user_fpu)
 		return;
 	atomic_inc(&kvm_x86_isolation_audit_findings);
-	pr_err("isolation audit: %s maps %lu stray pages, %lu shared pages, %lu other tasks' pages, %lu stale pages, %lu pages writable beyond the kernel's mapping and %lu CPUs' hard-IRQ stacks (debugfs kvm/isolation/check names them while a VM runs)\n",
-	       asi_name(xi->iso), f.stray, f.shared, f.others, f.stale, f.writable, f.irq_stacks);
+	pr_err("isolation audit: %s maps %lu stray pages, %lu shared pages, %lu other tasks' pages, %lu stale pages, %lu pages writable beyond the kernel's mapping, %lu CPUs' hard-IRQ stacks and %lu tasks' user FPU state (debugfs kvm/isolation/check names them while a VM runs)\n",
+	       asi_name(xi->iso), f.stray, f.shared, f.others, f.stale, f.writable, f.irq_stacks,
+	       f.user_fpu);
 }
 
 /* Plant the audit's positive control in a new VM, when it is armed. */
@@ -902,6 +934,22 @@ void kvm_x86_isolation_vcpu_run(struct kvm_vcpu *vcpu)
 	vcpu->arch.isolation_traced = kvm_x86_isolation_traced();
 	if (vcpu->arch.isolation_traced)
 		pr_info_once("KVM tracepoints enabled: vCPUs run without isolation\n");
+	/*
+	 * KVM_RUN just saved the VMM's own FPU registers, in the task struct
+	 * that the VM's table is to map: move them out first (once per task,
+	 * and again after an exec).
+	 */
+	if (fpstate_move_out_of_task()) {
+		pr_warn_ratelimited("VM %d: no memory to move task %d's FPU state, vCPU %d runs without isolation\n",
+				    vcpu->kvm->userspace_pid, current->pid, vcpu->vcpu_id);
+		if (old == current) {
+			mutex_lock(&xi->lock);
+			kvm_x86_isolation_put_task(xi, old);
+			mutex_unlock(&xi->lock);
+			vcpu->arch.isolation_task = NULL;
+		}
+		return;
+	}
 	if (old == current)
 		return;
 	mutex_lock(&xi->lock);
