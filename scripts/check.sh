@@ -80,7 +80,7 @@ SRSO_NOTICE=(--allow-trace "Speculative Return Stack Overflow: WARNING: See ")
 boot x86-npt-ption-isooff     x86_64 x86_64 $NPT    kunit,kvm-smoke,kvm-isolation \
 	--append "pti=on asi.kunit=asi:20"
 # A short kvm-bench: no isolation fault in any exit class but fresh memory.
-boot x86-npt-ption-isoon      x86_64 x86_64 $NPT    kvm-smoke,kvm-isolation,kvm-secrets,kvm-debugfs,kvm-bench,kvm-irq-once \
+boot x86-npt-ption-isoon      x86_64 x86_64 $NPT    kvm-smoke,kvm-isolation,kvm-secrets,kvm-trace,kvm-debugfs,kvm-bench,kvm-irq-once \
 	--append "pti=on $ISO asi.bench=0.2,1"
 boot x86-npt-ptioff-isooff    x86_64 x86_64 $NPT    kvm-smoke,kvm-isolation --append "pti=off"
 # Isolation asked for only when kvm.ko loads, not at boot: refused, saying
@@ -130,14 +130,14 @@ boot x86-vmm-isooff       x86_64 x86_64-vmm $NPT kvm-vmm --append "pti=on asi.vm
 # Bochs 2.7's SVM resets the emulated host on a guest triple fault.
 VMX=$BOCHS_VMX
 SVM_NRIP=$BOCHS_SVM_NRIP
-boot x86-bochs-vmx-isoon  x86_64 x86_64 $VMX kvm-smoke,kvm-isolation,kvm-secrets,kvm-debugfs,kvm-bench \
+boot x86-bochs-vmx-isoon  x86_64 x86_64 $VMX kvm-smoke,kvm-isolation,kvm-secrets,kvm-trace,kvm-debugfs,kvm-bench \
 	--emulator bochs --append "pti=on $ISO asi.bench=0.2,1"
 boot x86-bochs-vmx-isooff x86_64 x86_64 $VMX kvm-smoke,kvm-isolation --emulator bochs --append "pti=on"
 # Without PTI, on a CPU with PCIDs: restricted PCIDs next to the kernel's,
 # and a non-global kernel with no PTI to make it so.
 boot x86-bochs-vmx-ptioff-isoon x86_64 x86_64 $VMX kvm-smoke,kvm-isolation,kvm-secrets \
 	--emulator bochs --append "pti=off $ISO"
-boot x86-bochs-svm-isoon  x86_64 x86_64 $SVM_NRIP kvm-smoke,kvm-isolation,kvm-secrets,kvm-debugfs \
+boot x86-bochs-svm-isoon  x86_64 x86_64 $SVM_NRIP kvm-smoke,kvm-isolation,kvm-secrets,kvm-trace,kvm-debugfs \
 	--emulator bochs --append "pti=on $ISO asi.no_triple_fault"
 # A short VMX stress on two CPUs: 3 vCPUs, VM churn, vCPU threads
 # replaced, NMIs to both CPUs (taken in guest mode: VMX's NMI exits).

@@ -28,11 +28,28 @@
 #include "isolation_trace.h"
 
 /*
- * KVM's tracepoints, to tell whether one is enabled: tracing reads probe
- * arrays and writes ring buffers that isolation does not map.
+ * The tracepoints that fire on the isolated path: KVM's own and the
+ * kernel's below.  Tracing reads probe arrays and writes ring buffers that
+ * isolation does not map, so no vCPU enters isolation while one of them is
+ * enabled.  Those with no registration callback of their own get ours
+ * (kvm_x86_isolation_tp_reg()), which keeps vCPUs out from before the
+ * tracepoint's call sites are patched; the others are checked at KVM_RUN.
  */
 static struct tracepoint **kvm_x86_isolation_tps;
 static unsigned int kvm_x86_isolation_nr_tps;
+static bool *kvm_x86_isolation_tp_ours;
+
+/* Interrupt flag tracing (guest_state_enter_irqoff()) and MSR accesses. */
+static const char * const kvm_x86_isolation_kernel_tps[] = {
+	"irq_disable", "irq_enable", "preempt_disable", "preempt_enable",
+	"read_msr", "write_msr", "rdpmc",
+};
+
+/* Tracepoints of the list enabled, and those being disabled. */
+static atomic_t kvm_x86_isolation_tracing, kvm_x86_isolation_untracing;
+static DEFINE_MUTEX(kvm_x86_isolation_tp_lock);	/* installs the callbacks */
+static void kvm_x86_isolation_untrace(struct work_struct *work);
+static DECLARE_DELAYED_WORK(kvm_x86_isolation_untrace_work, kvm_x86_isolation_untrace);
 
 /* Built in, isolation is used only when asked for. */
 static bool __read_mostly address_space_isolation;
@@ -124,26 +141,104 @@ struct kvm_x86_isolation {
 	void *audit_control;
 };
 
+static void kvm_x86_isolation_tp_sync(void *unused)
+{
+}
+
+/*
+ * First enabling of a listed tracepoint, before its call sites are
+ * patched: vCPUs entering from now on see the count, and those inside
+ * take this IPI, which leaves isolation, before the sites change.
+ */
+static int kvm_x86_isolation_tp_reg(void)
+{
+	atomic_inc(&kvm_x86_isolation_tracing);
+	/* The count is visible before any CPU takes the IPI. */
+	smp_mb__after_atomic();
+	on_each_cpu(kvm_x86_isolation_tp_sync, NULL, 1);
+	return 0;
+}
+
+/*
+ * Last probe going, called before the call sites are patched back: count
+ * it out only once no listed tracepoint is still enabled, or others are.
+ */
+static void kvm_x86_isolation_tp_unreg(void)
+{
+	atomic_inc(&kvm_x86_isolation_untracing);
+	schedule_delayed_work(&kvm_x86_isolation_untrace_work, 1);
+}
+
+static bool kvm_x86_isolation_traced(void);
+
+static void kvm_x86_isolation_untrace(struct work_struct *work)
+{
+	int going = atomic_read(&kvm_x86_isolation_untracing);
+
+	if (!going)
+		return;
+	if (atomic_read(&kvm_x86_isolation_tracing) <= going && kvm_x86_isolation_traced()) {
+		schedule_delayed_work(&kvm_x86_isolation_untrace_work, HZ / 100);
+		return;
+	}
+	atomic_sub(going, &kvm_x86_isolation_untracing);
+	atomic_sub(going, &kvm_x86_isolation_tracing);
+}
+
+/* Add @tp to the list, with our callbacks if it has none. */
+static void kvm_x86_isolation_add_tp(struct tracepoint *tp)
+{
+	unsigned int i = kvm_x86_isolation_nr_tps++;
+
+	kvm_x86_isolation_tps[i] = tp;
+	if (tp->regfunc || tp->unregfunc)
+		return;
+	tp->regfunc = kvm_x86_isolation_tp_reg;
+	tp->unregfunc = kvm_x86_isolation_tp_unreg;
+	kvm_x86_isolation_tp_ours[i] = true;
+	/* Enabled before the callbacks were installed. */
+	if (static_key_enabled(&tp->key))
+		atomic_inc(&kvm_x86_isolation_tracing);
+}
+
+static void kvm_x86_isolation_find_kernel_tp(struct tracepoint *tp, void *unused)
+{
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(kvm_x86_isolation_kernel_tps); i++)
+		if (!strcmp(tp->name, kvm_x86_isolation_kernel_tps[i]))
+			kvm_x86_isolation_add_tp(tp);
+}
+
 #if defined(CONFIG_TRACEPOINTS) && defined(MODULE)
-/* Isolation's own events, which fire on full mappings, are not counted. */
+/* Isolation's own events, which fire on full mappings, are not listed. */
 static int kvm_x86_isolation_find_tracepoints(void)
 {
-	unsigned int i, n = THIS_MODULE->num_tracepoints;
+	unsigned int i, n = THIS_MODULE->num_tracepoints + ARRAY_SIZE(kvm_x86_isolation_kernel_tps);
 	struct tracepoint *tp;
 
 	kvm_x86_isolation_tps = kcalloc(n, sizeof(*kvm_x86_isolation_tps), GFP_KERNEL);
-	if (n && !kvm_x86_isolation_tps) {
+	kvm_x86_isolation_tp_ours = kcalloc(n, sizeof(*kvm_x86_isolation_tp_ours), GFP_KERNEL);
+	if (!kvm_x86_isolation_tps || !kvm_x86_isolation_tp_ours) {
+		kfree(kvm_x86_isolation_tps);
+		kfree(kvm_x86_isolation_tp_ours);
+		kvm_x86_isolation_tps = NULL;
+		kvm_x86_isolation_tp_ours = NULL;
 		pr_err("isolation not enabled: no memory for the tracepoint list\n");
 		return -ENOMEM;
 	}
+	mutex_lock(&kvm_x86_isolation_tp_lock);
 	kvm_x86_isolation_nr_tps = 0;
-	for (i = 0; i < n; i++) {
+	atomic_set(&kvm_x86_isolation_tracing, 0);
+	atomic_set(&kvm_x86_isolation_untracing, 0);
+	for (i = 0; i < THIS_MODULE->num_tracepoints; i++) {
 		tp = tracepoint_ptr_deref(&THIS_MODULE->tracepoints_ptrs[i]);
-		if (tp == &__tracepoint_kvm_isolation_enter ||
-		    tp == &__tracepoint_kvm_isolation_exit)
-			continue;
-		kvm_x86_isolation_tps[kvm_x86_isolation_nr_tps++] = tp;
+		if (tp != &__tracepoint_kvm_isolation_enter &&
+		    tp != &__tracepoint_kvm_isolation_exit)
+			kvm_x86_isolation_add_tp(tp);
 	}
+	for_each_kernel_tracepoint(kvm_x86_isolation_find_kernel_tp, NULL);
+	mutex_unlock(&kvm_x86_isolation_tp_lock);
 	return 0;
 }
 #else
@@ -154,7 +249,28 @@ static int kvm_x86_isolation_find_tracepoints(void)
 }
 #endif
 
-/* Is one of KVM's tracepoints enabled? */
+/* Take our callbacks back and forget the list. */
+static void kvm_x86_isolation_forget_tracepoints(void)
+{
+	unsigned int i;
+
+	mutex_lock(&kvm_x86_isolation_tp_lock);
+	for (i = 0; i < kvm_x86_isolation_nr_tps; i++) {
+		if (!kvm_x86_isolation_tp_ours[i])
+			continue;
+		kvm_x86_isolation_tps[i]->regfunc = NULL;
+		kvm_x86_isolation_tps[i]->unregfunc = NULL;
+	}
+	kvm_x86_isolation_nr_tps = 0;
+	mutex_unlock(&kvm_x86_isolation_tp_lock);
+	cancel_delayed_work_sync(&kvm_x86_isolation_untrace_work);
+	kfree(kvm_x86_isolation_tps);
+	kfree(kvm_x86_isolation_tp_ours);
+	kvm_x86_isolation_tps = NULL;
+	kvm_x86_isolation_tp_ours = NULL;
+}
+
+/* Is one of the listed tracepoints enabled? */
 static bool kvm_x86_isolation_traced(void)
 {
 	unsigned int i;
@@ -198,9 +314,7 @@ void kvm_x86_isolation_setup(struct kvm_x86_init_ops *ops)
 	return;
 
 err_free_tps:
-	kfree(kvm_x86_isolation_tps);
-	kvm_x86_isolation_tps = NULL;
-	kvm_x86_isolation_nr_tps = 0;
+	kvm_x86_isolation_forget_tracepoints();
 off:
 	address_space_isolation = false;
 }
@@ -215,9 +329,7 @@ void kvm_x86_isolation_teardown(void)
 {
 	if (address_space_isolation)
 		asi_teardown();
-	kfree(kvm_x86_isolation_tps);
-	kvm_x86_isolation_tps = NULL;
-	kvm_x86_isolation_nr_tps = 0;
+	kvm_x86_isolation_forget_tracepoints();
 	kfree(check_secret.bytes);
 	kfree(check_control.bytes);
 	check_secret = (struct kvm_x86_isolation_needle) {};
@@ -926,14 +1038,16 @@ void kvm_x86_isolation_vcpu_run(struct kvm_vcpu *vcpu)
 	if (!xi)
 		return;
 	/*
-	 * While one of KVM's tracepoints is enabled, this KVM_RUN does not
-	 * enter isolation at all: every traced exit would leave it anyway.
-	 * Tracing switched on in the middle of a KVM_RUN takes effect at the
-	 * next one (until then, traced exits fault and leave).
+	 * While a listed tracepoint is enabled, this KVM_RUN does not enter
+	 * isolation at all.  Tracing switched on in the middle of a KVM_RUN
+	 * keeps vCPUs out from then on (kvm_x86_isolation_tp_reg()); one
+	 * switched off lets them in again at once, or at the next KVM_RUN if
+	 * it was on when this one began.
 	 */
-	vcpu->arch.isolation_traced = kvm_x86_isolation_traced();
+	vcpu->arch.isolation_traced = atomic_read(&kvm_x86_isolation_tracing) ||
+				      kvm_x86_isolation_traced();
 	if (vcpu->arch.isolation_traced)
-		pr_info_once("KVM tracepoints enabled: vCPUs run without isolation\n");
+		pr_info_once("tracepoints on the isolated path enabled: vCPUs run without isolation\n");
 	/*
 	 * KVM_RUN just saved the VMM's own FPU registers, in the task struct
 	 * that the VM's table is to map: move them out first (once per task,
