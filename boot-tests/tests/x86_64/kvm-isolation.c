@@ -446,6 +446,26 @@ static long long read_number(const char *path)
 	return n;
 }
 
+/*
+ * Lockdep maps all of the kernel's data for every VM: isolation on such a
+ * kernel runs degraded, says so in debugfs and taints the kernel (TAINT_AUX,
+ * bit 16).  On any other kernel of ours it does neither.
+ */
+static void check_degraded(bool expected, const struct iso_stats *s)
+{
+	bool lockdep = access("/proc/lockdep", F_OK) == 0;
+	long long tainted = read_number("/proc/sys/kernel/tainted");
+	int64_t degraded = iso_stat(s, "degraded");
+	bool aux = tainted >= 0 && (tainted & (1LL << 16));
+
+	ktap_diag("lockdep %s, isolation degraded %lld, taint %#llx",
+		  lockdep ? "built in" : "not built in", (long long)degraded, tainted);
+	if (expected && lockdep)
+		ktap_result(degraded == 1 && aux, "degraded_and_tainted_with_lockdep");
+	else
+		ktap_result(degraded <= 0 && !aux, "not_degraded_nor_tainted");
+}
+
 /* kvm_intel's L1D flush mode at VM-entry ("cond", "always"...), or "". */
 static void l1d_flush_mode(char *mode, size_t len)
 {
@@ -513,7 +533,7 @@ int main(void)
 
 	if (guest_create(&g, iso_guest_start, iso_guest_end - iso_guest_start) == -ENOENT)
 		kvm_missing();
-	ktap_plan(21);
+	ktap_plan(23);
 	ok = guest_add_vcpu(&g) == 0;
 	have_stats = iso_read_stats(&before);
 	ktap_diag("isolation %s (kvm.address_space_isolation=1 %s, pti=on %s)",
@@ -523,6 +543,7 @@ int main(void)
 	enabled = have_stats ? iso_stat(&before, "enabled") : 0;
 	ktap_result(ok && enabled == expected, "isolation_%s", expected ? "on" : "off");
 	check_global_mappings(expected);
+	check_degraded(expected, &before);
 
 	/* CPUID/MSR phase, counted on its own. */
 	iso_read_stats(&before);
@@ -729,6 +750,9 @@ int main(void)
 fault_log:
 	sites = have_stats ? iso_fault_sites() : 0;
 	ktap_result(sites == 0, "fault_log_empty");
+	/* Nothing returned to user mode, switched mm or flushed the TLB isolated. */
+	ktap_result(!have_stats || (iso_read_stats(&before) && iso_stat(&before, "unexpected") == 0),
+		    "never_isolated_where_it_must_not_be");
 	guest_destroy(&g);
 	return ktap_exit_code();
 }

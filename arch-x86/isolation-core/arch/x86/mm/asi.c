@@ -1292,11 +1292,23 @@ static void iso_audit_owners(struct seq_file *m, struct asi *iso, unsigned long 
  */
 bool asi_at_boot __ro_after_init;
 /*
- * Lockdep maps all of the kernel's data, and slab debugging or KASAN puts
- * metadata beside every slab object: such a kernel tests isolation's
- * paths, and no object of it owns its pages.
+ * Why isolation runs degraded, or NULL: lockdep maps all of the kernel's
+ * data, and slab debugging or KASAN puts metadata beside every slab
+ * object, task structs among them.  Such a kernel tests isolation's paths;
+ * it does not keep host data from guests.  It is tainted, and says why.
  */
-static bool iso_debug_shares __read_mostly = IS_ENABLED(CONFIG_LOCKDEP);
+static const char *iso_degraded __read_mostly;
+
+/**
+ * asi_degraded() - why isolation runs degraded on this kernel
+ *
+ * Return: the reason, or NULL when it does not.
+ */
+const char *asi_degraded(void)
+{
+	return iso_degraded;
+}
+EXPORT_SYMBOL_NS_GPL(asi_degraded, KVM);
 
 struct iso_audit {
 	struct asi *iso;
@@ -1598,7 +1610,6 @@ unsigned long asi_audit(struct asi *iso, struct seq_file *m,
 	struct iso_audit a = { .iso = iso, .m = m, .lines = max_lines, .res = res };
 
 	memset(res, 0, sizeof(*res));
-	res->debug_shares = iso_debug_shares;
 	mutex_lock(&iso->lock);
 	iso_audit_table(&a, iso->pgd, ASI_PGD, 0);
 	iso_audit_tasks(iso, res);
@@ -1888,8 +1899,6 @@ static int iso_map_core_data(struct asi *iso)
 	if (!ret)
 		ret = asi_map_percpu(iso, (void __percpu __force *)__per_cpu_start,
 				     __per_cpu_end - __per_cpu_start, "lockdep");
-	if (!ret)
-		pr_warn("lockdep: the kernel's .data, .bss and per-CPU data are mapped for every VM; this kernel tests isolation, it does not isolate\n");
 #endif
 	return ret;
 }
@@ -2079,9 +2088,13 @@ int asi_setup(struct module *const *mods, unsigned int nr_mods)
 		goto err;
 
 	static_branch_enable(&asi_enabled_key);
-	if (!iso_tasks_page_aligned()) {
-		iso_debug_shares = true;
-		pr_warn("slab objects, task structs among them, share their pages: the slab adds debugging metadata beside them\n");
+	if (IS_ENABLED(CONFIG_LOCKDEP))
+		iso_degraded = "lockdep maps all of the kernel's data (CONFIG_LOCKDEP)";
+	else if (!iso_tasks_page_aligned())
+		iso_degraded = "slab debugging or KASAN makes task structs share pages";
+	if (iso_degraded) {
+		add_taint(TAINT_AUX, LOCKDEP_STILL_OK);
+		pr_warn("degraded, the kernel is tainted: %s\n", iso_degraded);
 	}
 	pr_info("Running with isolated address space: core maps %lu KiB, %lu page-table pages\n",
 		iso_mapped_total(iso_core) >> 10, asi_pgtable_pages());
@@ -2101,8 +2114,17 @@ EXPORT_SYMBOL_NS_GPL(asi_setup, KVM);
  */
 void asi_teardown(void)
 {
+	int cpu;
+
 	if (!iso_core)
 		return;
+	/* With the key off, interrupts would not leave a CPU still isolated. */
+	for_each_possible_cpu(cpu) {
+		if (READ_ONCE(per_cpu(asi_cpu, cpu).iso)) {
+			WARN(1, "CPU %d is still isolated: isolation stays enabled\n", cpu);
+			return;
+		}
+	}
 	static_branch_disable(&asi_enabled_key);
 	WARN_ON(atomic_read(&iso_nr_shared_users));
 	asi_destroy(iso_core);

@@ -29,6 +29,7 @@
 #define pr_fmt(fmt) "asi: " fmt
 
 #include <linux/kallsyms.h>
+#include <linux/kprobes.h>
 #include <linux/mm.h>
 #include <linux/mutex.h>
 #include <linux/module.h>
@@ -112,6 +113,15 @@ static unsigned long iso_restricted_cr3(struct asi_cpu *c, struct asi *iso,
 	return iso->pgd_pa | (ISO_FIRST_PCID + slot);
 }
 
+/* Who left: the caller, or this layer for an interrupt or a fault. */
+enum iso_exit {
+	ISO_EXIT_CALLER,
+	ISO_EXIT_INTERRUPT,
+	ISO_EXIT_FAULT,
+};
+
+static void iso_leave(struct asi_cpu *c, enum iso_exit why);
+
 /**
  * asi_enter() - switch this CPU to an isolated address space
  * @iso: the instance
@@ -128,11 +138,11 @@ void asi_enter(struct asi *iso)
 
 	local_irq_save(flags);
 	c = this_cpu_ptr(&asi_cpu);
-	if (c->iso) {
-		/* Another instance: its user did not leave it. */
-		WARN_ON_ONCE(c->iso != iso);
+	if (c->iso == iso)
 		goto out;
-	}
+	/* Another instance: its user did not leave it.  Never run on its table. */
+	if (WARN_ON_ONCE(c->iso))
+		iso_leave(c, ISO_EXIT_CALLER);
 
 	c->switching = true;
 	c->iso = iso;
@@ -151,13 +161,8 @@ out:
 	local_irq_restore(flags);
 }
 EXPORT_SYMBOL_NS_GPL(asi_enter, KVM);
-
-/* Who left: the caller, or this layer for an interrupt or a fault. */
-enum iso_exit {
-	ISO_EXIT_CALLER,
-	ISO_EXIT_INTERRUPT,
-	ISO_EXIT_FAULT,
-};
+/* A probe between the CR3 write and the end of the switch runs half-switched. */
+NOKPROBE_SYMBOL(asi_enter);
 
 /* Leave with interrupts off; CR3 may already be the full one (faults). */
 static void iso_leave(struct asi_cpu *c, enum iso_exit why)
@@ -180,6 +185,8 @@ static void iso_leave(struct asi_cpu *c, enum iso_exit why)
 	this_cpu_inc(asi_cpu.stats.l1d_flush_requests);	/* NMIs count too */
 	kvm_set_cpu_l1tf_flush_l1d();
 }
+
+NOKPROBE_SYMBOL(iso_leave);
 
 /**
  * asi_exit() - leave the isolated address space, if loaded
@@ -205,6 +212,32 @@ bool asi_exit(void)
 	return was;
 }
 EXPORT_SYMBOL_NS_GPL(asi_exit, KVM);
+NOKPROBE_SYMBOL(asi_exit);
+
+/**
+ * __asi_unexpected() - leave isolation on a path that never runs isolated
+ *
+ * From asi_assert_left(): a caller did not leave before returning to user
+ * mode, switching mm or flushing the local TLB.  Leave, then warn once.
+ * An NMI, #MC or #DB handler runs on full mappings with isolation still
+ * entered (__asi_paranoid_enter()): nothing to do there.
+ */
+void __asi_unexpected(void)
+{
+	struct asi_cpu *c;
+	unsigned long flags;
+	bool was = false;
+
+	local_irq_save(flags);
+	c = this_cpu_ptr(&asi_cpu);
+	if (c->cr3 && !c->switching && __native_read_cr3() == c->cr3) {
+		iso_leave(c, ISO_EXIT_CALLER);
+		c->stats.unexpected++;
+		was = true;
+	}
+	local_irq_restore(flags);
+	WARN_ONCE(was, "asi: still isolated in %pS, left\n", __builtin_return_address(0));
+}
 
 /**
  * __asi_paranoid_enter() - move an NMI, #MC or #DB to full mappings
@@ -259,6 +292,8 @@ void __asi_interrupt(void)
 	if (c->cr3 && !c->switching)
 		iso_leave(c, ISO_EXIT_INTERRUPT);
 }
+
+NOKPROBE_SYMBOL(__asi_interrupt);
 
 /**
  * asi_loaded() - is an instance loaded on this CPU?
@@ -322,6 +357,7 @@ void asi_get_stats(struct asi_stats *sum)
 		sum->canary_faults += READ_ONCE(s->canary_faults);
 		sum->cr3_checks += READ_ONCE(s->cr3_checks);
 		sum->cr3_mismatches += READ_ONCE(s->cr3_mismatches);
+		sum->unexpected += READ_ONCE(s->unexpected);
 	}
 }
 EXPORT_SYMBOL_NS_GPL(asi_get_stats, KVM);

@@ -695,12 +695,10 @@ void kvm_arch_buses_updated(struct kvm *kvm, struct kvm_io_bus *old)
 }
 
 /*
- * Pages the VM's address space may not map: stray ones, shared ones but
- * for what this kernel cannot put on pages of their own (task structs
- * under slab debugging, say), and other tasks' pages when tasks do not
- * share theirs; and, whatever the kernel, stale pages, pages writable
- * where the kernel's mapping is not, CPUs' hard-IRQ stacks and tasks' user
- * FPU state.
+ * Pages the VM's address space may not map: stray ones, shared ones,
+ * other tasks' pages, stale pages, pages writable where the kernel's
+ * mapping is not, CPUs' hard-IRQ stacks and tasks' user FPU state.  A
+ * degraded kernel (asi_degraded()) has findings, and they are counted.
  */
 struct kvm_x86_isolation_findings {
 	unsigned long stray, shared, others, stale, writable, irq_stacks, user_fpu;
@@ -717,13 +715,8 @@ static unsigned long kvm_x86_isolation_findings(struct kvm_x86_isolation *xi,
 	f->writable = a.writable;
 	f->irq_stacks = a.irq_stacks;
 	f->user_fpu = kvm_x86_isolation_user_fpu(xi);
-	if (a.debug_shares) {
-		f->shared = 0;
-		f->others = 0;
-	} else {
-		f->shared = a.shared;
-		f->others = a.other_tasks;
-	}
+	f->shared = a.shared;
+	f->others = a.other_tasks;
 	return f->stray + f->shared + f->others + f->stale + f->writable + f->irq_stacks +
 	       f->user_fpu;
 }

@@ -6,6 +6,8 @@
  *
  *   stats   counters, one "name value" per line; writing 0 resets them
  *   faults  the isolation fault log: count, instruction, address, error code
+ *   degraded  why isolation runs degraded on this kernel (lockdep, slab
+ *           debugging: it tests isolation's paths, and is tainted), or "no"
  *   ranges  every mapped range: instance, owner, start, end, bytes, level
  *   canary  (with the KUnit tests built) writing N makes each CPU's next N
  *           isolated VM-entries read a page nothing maps: canary_faults
@@ -41,6 +43,7 @@ static int iso_stats_show(struct seq_file *m, void *v)
 	asi_get_stats(&s);
 	kvm_x86_isolation_get_stats(&k);
 	seq_printf(m, "enabled %d\n", asi_enabled());
+	seq_printf(m, "degraded %d\n", !!asi_degraded());
 	seq_printf(m, "enters %llu\n", s.enters);
 	/* KVM's reasons, then the layer's own: every exit once. */
 	for (i = 0; i < ARRAY_SIZE(iso_exit_names); i++)
@@ -58,6 +61,7 @@ static int iso_stats_show(struct seq_file *m, void *v)
 	seq_printf(m, "canary_faults %llu\n", s.canary_faults);
 	seq_printf(m, "cr3_checks %llu\n", s.cr3_checks);
 	seq_printf(m, "cr3_mismatches %llu\n", s.cr3_mismatches);
+	seq_printf(m, "unexpected %llu\n", s.unexpected);
 	seq_printf(m, "pagetable_pages %lu\n", asi_pgtable_pages());
 	asi_show_summary(m);
 	return 0;
@@ -108,6 +112,13 @@ static int iso_faults_show(struct seq_file *m, void *v)
 	return 0;
 }
 DEFINE_SHOW_ATTRIBUTE(iso_faults);
+
+static int iso_degraded_show(struct seq_file *m, void *v)
+{
+	seq_printf(m, "%s\n", asi_degraded() ?: "no");
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(iso_degraded);
 DEFINE_SHOW_ATTRIBUTE(asi_ranges);	/* the isolation layer's show */
 
 #ifdef CONFIG_KVM_ADDRESS_SPACE_ISOLATION_KUNIT_TEST
@@ -142,6 +153,7 @@ struct dentry *kvm_x86_isolation_debugfs_init(struct dentry *parent)
 
 	debugfs_create_file("stats", 0644, dir, NULL, &iso_stats_fops);
 	debugfs_create_file("faults", 0444, dir, NULL, &iso_faults_fops);
+	debugfs_create_file("degraded", 0444, dir, NULL, &iso_degraded_fops);
 	debugfs_create_file("ranges", 0444, dir, NULL, &asi_ranges_fops);
 #ifdef CONFIG_KVM_ADDRESS_SPACE_ISOLATION_KUNIT_TEST
 	debugfs_create_file("canary", 0200, dir, NULL, &iso_canary_fops);

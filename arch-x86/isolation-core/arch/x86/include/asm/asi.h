@@ -45,6 +45,7 @@ struct asi_stats {
 	u64 canary_faults;	/* reads of the test canary that faulted */
 	u64 cr3_checks;		/* test kernels: exits handled inside whose CR3 */
 	u64 cr3_mismatches;	/* was checked, and was not the VM's table's */
+	u64 unexpected;		/* left by asi_assert_left(): a caller's bug */
 };
 
 /* What asi_audit() counted. */
@@ -61,7 +62,6 @@ struct asi_audit {
 	unsigned long tasks;		/* tasks mapped with asi_map_task() */
 	unsigned long other_tasks;	/* other tasks with a page mapped */
 	/* What this kernel cannot put on pages of their own: */
-	bool debug_shares;		/* anything: lockdep maps all data, slab debugging */
 };
 
 /* One seen faulting instruction. */
@@ -173,6 +173,7 @@ unsigned long asi_audit(struct asi *iso, struct seq_file *m,
 
 int asi_ranges_show(struct seq_file *m, void *v);
 void asi_show_summary(struct seq_file *m);
+const char *asi_degraded(void);
 
 void asi_enter(struct asi *iso);
 bool asi_exit(void);
@@ -233,6 +234,20 @@ static __always_inline unsigned long asi_cr3(void)
 	return asi_enabled() ? this_cpu_read(asi_cpu.cr3) : 0;
 }
 
+void __asi_unexpected(void);
+
+/*
+ * Paths that never run isolated: the return to user mode (PTI would make
+ * the user CR3 from the restricted one), mm switches and local TLB flushes
+ * (they would act on the restricted PCID and leave the kernel's stale).
+ * Warn once and leave.
+ */
+static __always_inline void asi_assert_left(void)
+{
+	if (asi_enabled() && this_cpu_read(asi_cpu.cr3))
+		__asi_unexpected();
+}
+
 #else /* !CONFIG_KVM_ADDRESS_SPACE_ISOLATION */
 
 static __always_inline bool asi_enabled(void)
@@ -261,6 +276,8 @@ static inline size_t asi_exclusive_size(size_t size)
 static __always_inline void asi_interrupt(void) {}
 
 static __always_inline unsigned long asi_cr3(void) { return 0; }
+
+static __always_inline void asi_assert_left(void) {}
 
 static __always_inline unsigned long asi_paranoid_enter(void) { return 0; }
 
