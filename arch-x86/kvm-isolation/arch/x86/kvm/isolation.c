@@ -380,6 +380,7 @@ static void kvm_x86_isolation_vcpu_objs(struct kvm_vcpu *vcpu, struct kvm_isolat
 	o[3] = (struct kvm_isolation_obj) { apic ? apic->regs : NULL, PAGE_SIZE };
 	o[4] = (struct kvm_isolation_obj) { vcpu->arch.emulate_ctxt,
 					    sizeof(*vcpu->arch.emulate_ctxt) };
+	/* Last: it is reallocated on its own (kvm_x86_isolation_enable_xfd()). */
 	o[5] = (struct kvm_isolation_obj) { fps, offsetof(struct fpstate, regs) + fps->size };
 }
 
@@ -1089,14 +1090,15 @@ static bool kvm_x86_isolation_nested(struct kvm_vcpu *vcpu)
  * @vcpu: the vCPU about to enter the guest
  *
  * Called before VM-entry with interrupts off; does nothing if the running
- * task is not mapped, a KVM tracepoint was enabled at KVM_RUN, or the
- * guest uses nested virtualization.
+ * task or the guest's FPU state is not mapped, a tracepoint of the isolated
+ * path is enabled, or the guest uses nested virtualization.
  */
 void kvm_x86_isolation_enter(struct kvm_vcpu *vcpu)
 {
 	struct kvm_x86_isolation *xi = vcpu->kvm->arch.isolation;
 
 	if (!xi || vcpu->arch.isolation_task != current || vcpu->arch.isolation_traced ||
+	    !vcpu->arch.isolation_fpstate || atomic_read(&kvm_x86_isolation_tracing) ||
 	    kvm_x86_isolation_nested(vcpu))
 		return;
 	/*
@@ -1221,9 +1223,48 @@ void kvm_x86_isolation_io(struct kvm_vcpu *vcpu, enum kvm_bus bus_idx, gpa_t add
 int kvm_x86_isolation_vcpu_create(struct kvm_vcpu *vcpu)
 {
 	struct kvm_isolation_obj o[KVM_X86_ISOLATION_VCPU_OBJS];
+	int ret;
 
 	kvm_x86_isolation_vcpu_objs(vcpu, o);
-	return kvm_x86_isolation_map_objs(vcpu->kvm, o, ARRAY_SIZE(o), "vCPU");
+	ret = kvm_x86_isolation_map_objs(vcpu->kvm, o, ARRAY_SIZE(o), "vCPU");
+	if (!ret && vcpu->kvm->arch.isolation)
+		vcpu->arch.isolation_fpstate = vcpu->arch.guest_fpu.fpstate;
+	return ret;
+}
+
+/**
+ * kvm_x86_isolation_enable_xfd() - enable dynamic FPU features, following the fpstate
+ * @vcpu: the vCPU, not running (KVM_SET_CPUID)
+ * @xfeatures: the dynamic features its new CPUID exposes
+ *
+ * fpu_enable_guest_xfd_features() may replace the guest's fpstate with a
+ * larger one and vfree() the old one, which the VM maps: unmap it first,
+ * and map whatever is in place afterwards.  If that fails, the vCPU runs
+ * without isolation: VM-exits read the fpstate (its XFD state).
+ *
+ * Return: what fpu_enable_guest_xfd_features() returned.
+ */
+int kvm_x86_isolation_enable_xfd(struct kvm_vcpu *vcpu, u64 xfeatures)
+{
+	struct kvm_x86_isolation *xi = vcpu->kvm->arch.isolation;
+	struct fpu_guest *gfpu = &vcpu->arch.guest_fpu;
+	struct fpstate *fps;
+	int r, ret;
+
+	if (!xi || !(xfeatures & ~gfpu->xfeatures))
+		return fpu_enable_guest_xfd_features(gfpu, xfeatures);
+	if (vcpu->arch.isolation_fpstate)
+		asi_unmap(xi->iso, vcpu->arch.isolation_fpstate);
+	vcpu->arch.isolation_fpstate = NULL;
+	r = fpu_enable_guest_xfd_features(gfpu, xfeatures);
+	fps = gfpu->fpstate;
+	ret = asi_map(xi->iso, fps, offsetof(struct fpstate, regs) + fps->size, ASI_PTE, "vCPU");
+	if (!ret)
+		vcpu->arch.isolation_fpstate = fps;
+	else
+		pr_warn_ratelimited("VM %d: mapping vCPU %d's new FPU state failed (%d), it runs without isolation\n",
+				    vcpu->kvm->userspace_pid, vcpu->vcpu_id, ret);
+	return r;
 }
 
 /**
@@ -1242,9 +1283,12 @@ void kvm_x86_isolation_vcpu_destroy(struct kvm_vcpu *vcpu)
 		return;
 	if (!xi->dying) {
 		kvm_x86_isolation_vcpu_objs(vcpu, o);
-		kvm_x86_isolation_unmap_objs(vcpu->kvm, o, ARRAY_SIZE(o));
+		kvm_x86_isolation_unmap_objs(vcpu->kvm, o, ARRAY_SIZE(o) - 1);
+		if (vcpu->arch.isolation_fpstate)
+			asi_unmap(xi->iso, vcpu->arch.isolation_fpstate);
 		kvm_x86_isolation_cpuid(vcpu, vcpu->arch.cpuid_entries, NULL, 0);
 	}
+	vcpu->arch.isolation_fpstate = NULL;
 	mutex_lock(&xi->lock);
 	if (vcpu->arch.isolation_task)
 		kvm_x86_isolation_put_task(xi, vcpu->arch.isolation_task);

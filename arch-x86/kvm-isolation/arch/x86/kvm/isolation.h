@@ -80,6 +80,7 @@ void kvm_x86_isolation_vmexit_done(struct kvm_vcpu *vcpu);
 void kvm_x86_isolation_io(struct kvm_vcpu *vcpu, enum kvm_bus bus_idx, gpa_t addr, bool in);
 void kvm_x86_isolation_cpuid(struct kvm_vcpu *vcpu, struct kvm_cpuid_entry2 *old,
 			     struct kvm_cpuid_entry2 *new, int nent);
+int kvm_x86_isolation_enable_xfd(struct kvm_vcpu *vcpu, u64 xfeatures);
 void kvm_x86_isolation_irqchip(struct kvm *kvm);
 void kvm_x86_isolation_left(enum kvm_isolation_exit_reason reason);
 void kvm_x86_isolation_get_stats(struct kvm_x86_isolation_stats *sum);
@@ -161,6 +162,11 @@ static inline void kvm_x86_isolation_io(struct kvm_vcpu *vcpu, enum kvm_bus bus_
 static inline void kvm_x86_isolation_cpuid(struct kvm_vcpu *vcpu,
 					   struct kvm_cpuid_entry2 *old,
 					   struct kvm_cpuid_entry2 *new, int nent) {}
+
+static inline int kvm_x86_isolation_enable_xfd(struct kvm_vcpu *vcpu, u64 xfeatures)
+{
+	return fpu_enable_guest_xfd_features(&vcpu->arch.guest_fpu, xfeatures);
+}
 
 static inline bool kvm_x86_isolation_leave(enum kvm_isolation_exit_reason reason)
 {
