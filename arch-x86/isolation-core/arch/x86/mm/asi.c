@@ -1829,16 +1829,22 @@ static int iso_map_core_percpu(struct asi *iso)
 		void __percpu *ptr;
 		size_t size;
 	} vars[] = {
+		/* DEFINE_PER_CPU_ASI(): the entry code, VM-entry and VM-exit */
 		{ (void __percpu __force *)__per_cpu_asi_start, 0 },
-		/* All of it: cpu_entry_area maps it for PTI's user space anyway. */
+		/* The entry code's stack pointers; cpu_entry_area maps it for PTI */
 		{ &cpu_tss_rw, sizeof(cpu_tss_rw) },
-		{ &gdt_page, sizeof(gdt_page) },		/* SVM reloads TR */
+		/* SVM reloads TR after VM-exit, which reads the GDT */
+		{ &gdt_page, sizeof(gdt_page) },
+		/* This layer's own state, read by every entry and leave */
 		{ &asi_cpu, sizeof(asi_cpu) },
+		/* The stack canary, read by every function with a protector */
 		{ &fixed_percpu_data, PAGE_SIZE },
 #ifdef CONFIG_LOCKDEP
+		/* Lock tracking, on every lock operation */
 		{ &lockdep_recursion, sizeof(lockdep_recursion) },
 #endif
 #ifdef CONFIG_TRACE_IRQFLAGS
+		/* Interrupt flag tracing, on every local_irq_*() */
 		{ &hardirqs_enabled, sizeof(hardirqs_enabled) },
 		{ &hardirq_context, sizeof(hardirq_context) },
 #endif
@@ -1868,8 +1874,10 @@ static int iso_map_core_data(struct asi *iso)
 	size_t size = __end_asi_data - __start_asi_data;
 	int ret;
 
+	/* __asi_data: CPU masks, and the text-patching state poke_int3_handler() reads */
 	ret = asi_map(iso, __start_asi_data, size, ASI_PTE,
 		      "core");
+	/* The string pointers tracepoint_string() loads, in RCU's calls on VM-entry */
 	size = PAGE_ALIGN((unsigned long)__stop___tracepoint_str -
 			  (unsigned long)__start___tracepoint_str);
 	if (!ret && size)
@@ -1945,15 +1953,22 @@ static int iso_map_core(struct asi *iso, struct module *const *mods,
 	unsigned int i;
 	int ret;
 
+	/* Everything that runs: entry code, VM-entry and VM-exit, handlers */
 	*what = "kernel text";
 	ret = asi_map(iso, _text, _etext - _text, ASI_PMD, "core");
 	if (ret)
 		return ret;
+	/* Constants, jump tables, __per_cpu_offset, exception tables */
 	*what = "kernel rodata";
 	ret = asi_map(iso, __start_rodata, __end_rodata - __start_rodata,
 		      ASI_PMD, "core");
 	if (ret)
 		return ret;
+	/*
+	 * The entry code's IDT, GDT, entry stack, TSS and exception stacks;
+	 * and the debug stores and PEBS/BTS buffers, which the CPU writes
+	 * through whatever table is loaded when a counter samples host code.
+	 */
 	*what = "cpu_entry_area";
 	ret = asi_map(iso, (void *)CPU_ENTRY_AREA_BASE, CPU_ENTRY_AREA_MAP_SIZE,
 		      ASI_P4D, "core");
@@ -1967,6 +1982,7 @@ static int iso_map_core(struct asi *iso, struct module *const *mods,
 	ret = iso_map_core_data(iso);
 	if (ret)
 		return ret;
+	/* kvm and the vendor module: the exit handlers and their data */
 	*what = "modules";
 	for (i = 0; i < nr_mods && !ret; i++)
 		ret = iso_map_module(iso, mods[i]);
