@@ -37,7 +37,6 @@
  */
 static struct tracepoint **kvm_x86_isolation_tps;
 static unsigned int kvm_x86_isolation_nr_tps;
-static bool *kvm_x86_isolation_tp_ours;
 
 /* Interrupt flag tracing (guest_state_enter_irqoff()) and MSR accesses. */
 static const char * const kvm_x86_isolation_kernel_tps[] = {
@@ -188,14 +187,11 @@ static void kvm_x86_isolation_untrace(struct work_struct *work)
 /* Add @tp to the list, with our callbacks if it has none. */
 static void kvm_x86_isolation_add_tp(struct tracepoint *tp)
 {
-	unsigned int i = kvm_x86_isolation_nr_tps++;
-
-	kvm_x86_isolation_tps[i] = tp;
+	kvm_x86_isolation_tps[kvm_x86_isolation_nr_tps++] = tp;
 	if (tp->regfunc || tp->unregfunc)
 		return;
 	tp->regfunc = kvm_x86_isolation_tp_reg;
 	tp->unregfunc = kvm_x86_isolation_tp_unreg;
-	kvm_x86_isolation_tp_ours[i] = true;
 	/* Enabled before the callbacks were installed. */
 	if (static_key_enabled(&tp->key))
 		atomic_inc(&kvm_x86_isolation_tracing);
@@ -218,15 +214,8 @@ static int kvm_x86_isolation_find_tracepoints(void)
 	struct tracepoint *tp;
 
 	kvm_x86_isolation_tps = kcalloc(n, sizeof(*kvm_x86_isolation_tps), GFP_KERNEL);
-	kvm_x86_isolation_tp_ours = kcalloc(n, sizeof(*kvm_x86_isolation_tp_ours), GFP_KERNEL);
-	if (!kvm_x86_isolation_tps || !kvm_x86_isolation_tp_ours) {
-		kfree(kvm_x86_isolation_tps);
-		kfree(kvm_x86_isolation_tp_ours);
-		kvm_x86_isolation_tps = NULL;
-		kvm_x86_isolation_tp_ours = NULL;
-		pr_err("isolation not enabled: no memory for the tracepoint list\n");
-		return -ENOMEM;
-	}
+	if (!kvm_x86_isolation_tps)
+		goto nomem;
 	mutex_lock(&kvm_x86_isolation_tp_lock);
 	kvm_x86_isolation_nr_tps = 0;
 	atomic_set(&kvm_x86_isolation_tracing, 0);
@@ -240,6 +229,10 @@ static int kvm_x86_isolation_find_tracepoints(void)
 	for_each_kernel_tracepoint(kvm_x86_isolation_find_kernel_tp, NULL);
 	mutex_unlock(&kvm_x86_isolation_tp_lock);
 	return 0;
+nomem:
+	/* Without the list, tracing would fault: isolation is not set up. */
+	pr_err("isolation not enabled: no memory for the tracepoint list\n");
+	return -ENOMEM;
 }
 #else
 /* Built in, KVM does not use isolation. */
@@ -256,7 +249,7 @@ static void kvm_x86_isolation_forget_tracepoints(void)
 
 	mutex_lock(&kvm_x86_isolation_tp_lock);
 	for (i = 0; i < kvm_x86_isolation_nr_tps; i++) {
-		if (!kvm_x86_isolation_tp_ours[i])
+		if (kvm_x86_isolation_tps[i]->regfunc != kvm_x86_isolation_tp_reg)
 			continue;
 		kvm_x86_isolation_tps[i]->regfunc = NULL;
 		kvm_x86_isolation_tps[i]->unregfunc = NULL;
@@ -265,9 +258,7 @@ static void kvm_x86_isolation_forget_tracepoints(void)
 	mutex_unlock(&kvm_x86_isolation_tp_lock);
 	cancel_delayed_work_sync(&kvm_x86_isolation_untrace_work);
 	kfree(kvm_x86_isolation_tps);
-	kfree(kvm_x86_isolation_tp_ours);
 	kvm_x86_isolation_tps = NULL;
-	kvm_x86_isolation_tp_ours = NULL;
 }
 
 /* Is one of the listed tracepoints enabled? */
@@ -725,23 +716,26 @@ static unsigned long kvm_x86_isolation_findings(struct kvm_x86_isolation *xi,
 static void kvm_x86_isolation_audit(struct kvm_x86_isolation *xi)
 {
 	struct kvm_x86_isolation_findings f, control;
+	unsigned long total, control_total;
 	bool found;
 
 	atomic_inc(&kvm_x86_isolation_audits);
-	kvm_x86_isolation_findings(xi, &f);
+	total = kvm_x86_isolation_findings(xi, &f);
 	/*
 	 * The control's VM must show its one shared page, and nothing once
 	 * the control is unmapped: then that page was the control's.
 	 */
 	if (xi->audit_control) {
 		control = f;
+		control_total = total;
 		asi_unmap(xi->iso, xi->audit_control);
 		kfree(xi->audit_control);
 		xi->audit_control = NULL;
-		found = control.shared == 1 && !control.stray && !control.others &&
-			!control.stale && !control.writable && !control.irq_stacks &&
-			!control.user_fpu &&
-			!kvm_x86_isolation_findings(xi, &f);
+		found = control.shared == 1 && control_total == 1;
+		if (found) {
+			total = kvm_x86_isolation_findings(xi, &f);
+			found = !total;
+		}
 		if (found) {
 			atomic_inc(&kvm_x86_isolation_audit_controls);
 			pr_info("audit control: %s: the page planted shared was found\n",
@@ -751,8 +745,7 @@ static void kvm_x86_isolation_audit(struct kvm_x86_isolation *xi)
 		pr_err("isolation audit: %s: the page planted shared was not found alone (%lu shared with it)\n",
 		       asi_name(xi->iso), control.shared);
 	}
-	if (!f.stray && !f.shared && !f.others && !f.stale && !f.writable && !f.irq_stacks &&
-	    !f.user_fpu)
+	if (!total)
 		return;
 	atomic_inc(&kvm_x86_isolation_audit_findings);
 	pr_err("isolation audit: %s maps %lu stray pages, %lu shared pages, %lu other tasks' pages, %lu stale pages, %lu pages writable beyond the kernel's mapping, %lu CPUs' hard-IRQ stacks and %lu tasks' user FPU state (debugfs kvm/isolation/check names them while a VM runs)\n",
