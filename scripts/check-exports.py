@@ -1,100 +1,133 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0
 """What the isolation layer (arch/x86/mm/asi*) and KVM's isolation code
-export, read from the built x86_64 tree: every export is namespaced to KVM
-and called by a KVM module, none is per-CPU data or other writable data (a
-static key excepted), and none is entry code (.noinstr.text: the helpers
-that write CR3 for NMI, #MC, #DB and page faults).  Known symbols must be
-read as what they are, and a planted export of each kind must be caught,
-or the checks could not fail.  KTAP to stdout.
+export, and what they build, read from a built x86_64 object directory.
 
-usage: check-exports.py <object dir>
+Every export is namespaced (the layer's to ASI, KVM's own to KVM) and
+called by a KVM module; none is per-CPU or other writable data (a static
+key, and the per-CPU trip flag that VM-entry clears without a call,
+excepted) and none is entry code (.noinstr.text: the helpers that write CR3
+for NMI, #MC, #DB and page faults).  Known symbols must be read as what they
+are, and a planted export of each kind must be caught, or the checks could
+not fail.
+
+With --production (a configuration without the debugging aids and tests),
+none of the debugging aids' symbols may be defined, in the layer or in
+KVM: the audit, the search, the canary, the CR3 check, the debugfs check.
+Without it, every one of them must be (the control: the symbol list still
+names what the debugging option builds).
+
+Exports are read from the objects themselves (__ksymtab_* entries and
+their namespace strings), callers from the KVM modules' composite objects,
+so that a directory built only in part (arch/x86/mm and arch/x86/kvm, as
+check-production.sh builds it) can be checked.  KTAP to stdout.
+
+usage: check-exports.py [--production] <object dir>
 """
+import re
 import subprocess
 import sys
 from pathlib import Path
 
-OBJECTS = ['arch/x86/mm/asi*.o', 'arch/x86/kvm/isolation*.o']
-MODULES = ['arch/x86/kvm/kvm.ko', 'arch/x86/kvm/kvm-amd.ko', 'arch/x86/kvm/kvm-intel.ko']
+OBJECTS = {'arch/x86/mm/asi*.o': 'ASI', 'arch/x86/kvm/isolation*.o': 'KVM'}
+MODULES = ['arch/x86/kvm/kvm.o', 'arch/x86/kvm/kvm-amd.o', 'arch/x86/kvm/kvm-intel.o']
 # (name, section prefix, kind) that the object reading must get right.
 ANCHORS = [('asi_enter', ('.text',), 'F'), ('asi_enabled_key', ('.data', '.bss'), 'O')]
-NAMESPACE = 'KVM'
-# Writable data that may be exported: a static key, which modules only test.
-DATA_ALLOWED = {'asi_enabled_key'}
+# Writable data that may be exported: a static key, which modules only
+# test, and the flag VM-entry takes (asi_take_trip()) in code that may not call out.
+DATA_ALLOWED = {'asi_enabled_key', 'asi_trip'}
+# What CONFIG_ADDRESS_SPACE_ISOLATION_DEBUG alone builds.
+DEBUG_SYMBOLS = ['asi_audit', 'asi_find', 'asi_maps_any', 'asi_maps_allocation',
+                 'asi_ranges_show', 'asi_show_summary', 'asi_ptdump', 'asi_arm_canary',
+                 'asi_touch_canary', 'asi_check_cr3', 'kvm_x86_isolation_debug_init',
+                 'kvm_x86_isolation_audit', 'kvm_x86_isolation_plant_audit_control']
+
+
+def run(*cmd):
+    return subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
 
 
 def defined_symbols(obj):
     """name -> (section, kind) of the global symbols @obj defines."""
-    out = subprocess.run(['objdump', '-t', str(obj)], check=True, capture_output=True,
-                         text=True).stdout
     syms = {}
-    for line in out.splitlines():
+    for line in run('objdump', '-t', str(obj)).splitlines():
         # 0000000000000000 g     F .text	0000000000000042 name
         parts = line.split()
         if len(parts) < 6 or ' g ' not in line[:20]:
             continue
-        section = parts[-3]
         kind = 'F' if ' F ' in line else 'O' if ' O ' in line else '?'
-        syms[parts[-1]] = (section, kind)
+        syms[parts[-1]] = (parts[-3], kind)
     return syms
 
 
-def exports(symvers):
-    """name -> namespace of every export in Module.symvers."""
+def exports(obj):
+    """name -> namespace of every symbol @obj exports."""
+    strings = {}
+    for line in run('readelf', '-p', '__ksymtab_strings', str(obj)).splitlines():
+        m = re.match(r'\s*\[\s*([0-9a-f]+)\]\s+(\S+)', line)
+        if m:
+            strings[int(m.group(1), 16)] = m.group(2)
     res = {}
-    for line in symvers.read_text().splitlines():
-        f = line.split('\t')
-        if len(f) >= 4:
-            res[f[1]] = f[4] if len(f) > 4 else ''
+    for line in run('objdump', '-t', str(obj)).splitlines():
+        parts = line.split()
+        if len(parts) < 4:
+            continue
+        name = parts[-1]
+        if name.startswith('__ksymtab_') and not name.startswith('__ksymtab_strings'):
+            res.setdefault(name[len('__ksymtab_'):], '')
+        elif name.startswith('__kstrtabns_'):
+            res[name[len('__kstrtabns_'):]] = strings.get(int(parts[0], 16), '?')
     return res
 
 
-def undefined(ko):
-    """The symbols a module takes from elsewhere."""
-    out = subprocess.run(['nm', '-u', str(ko)], check=True, capture_output=True, text=True).stdout
-    return {line.split()[-1] for line in out.splitlines() if line.strip()}
+def undefined(obj):
+    """The symbols an object takes from elsewhere."""
+    return {line.split()[-1] for line in run('nm', '-u', str(obj)).splitlines() if line.strip()}
 
 
 def findings(ours, used):
-    """The checks over {name: (section, kind, namespace)}: check -> bad names."""
+    """The checks over {name: (section, kind, namespace, expected)}: check -> bad names."""
     return {
-        'exports_namespaced_to_kvm':
-            sorted(n for n, (_, _, ns) in ours.items() if ns != NAMESPACE),
+        'exports_namespaced':
+            sorted(n for n, (_, _, ns, want) in ours.items() if ns != want),
         'exports_used_by_kvm_modules':
             sorted(n for n in ours if n not in used),
         'no_per_cpu_data_exported':
-            sorted(n for n, (sec, _, _) in ours.items() if sec.startswith('.data..percpu')),
+            sorted(n for n, (sec, _, _, _) in ours.items()
+                   if sec.startswith('.data..percpu') and n not in DATA_ALLOWED),
         'no_writable_data_exported':
-            sorted(n for n, (sec, kind, _) in ours.items()
-                   if kind == 'O' and not sec.startswith('.rodata') and
-                   not sec.startswith('.data..percpu') and n not in DATA_ALLOWED),
+            sorted(n for n, (sec, kind, _, _) in ours.items()
+                   if kind == 'O' and not sec.startswith('.rodata') and n not in DATA_ALLOWED),
         'no_entry_code_exported':
-            sorted(n for n, (sec, _, _) in ours.items() if sec.startswith('.noinstr')),
+            sorted(n for n, (sec, _, _, _) in ours.items() if sec.startswith('.noinstr')),
     }
 
 
 def main():
-    objdir = Path(sys.argv[1])
-    symvers = objdir / 'Module.symvers'
-    objects = sorted(o for pattern in OBJECTS for o in objdir.glob(pattern)
-                     if not o.name.endswith('.mod.o'))
+    args = sys.argv[1:]
+    production = '--production' in args
+    args = [a for a in args if a != '--production']
+    objdir = Path(args[0])
+    objects = {o: ns for pattern, ns in OBJECTS.items() for o in sorted(objdir.glob(pattern))
+               if not o.name.endswith('.mod.o')}
     missing = [m for m in MODULES if not (objdir / m).exists()]
     missing += [p for p in OBJECTS if not any(o.match(p) for o in objects)]
+    config = 'production' if production else 'test'
     print('KTAP version 1')
-    print('# exports of the isolation layer and of KVM\'s isolation code')
-    if missing or not symvers.exists():
+    print(f'# exports of the isolation layer and of KVM\'s isolation code ({config} configuration)')
+    if missing:
         print('1..1')
-        print(f'# not built: {" ".join(missing) or symvers}')
+        print(f'# not built: {" ".join(missing)}')
         print('not ok 1 exports_readable')
         return 1
-    exported = exports(symvers)
     ours = {}
     syms = {}
-    for o in objects:
-        syms.update(defined_symbols(o))
-    for name, (sec, kind) in syms.items():
-        if name in exported:
-            ours[name] = (sec, kind, exported[name])
+    for o, want in objects.items():
+        defined = defined_symbols(o)
+        syms.update(defined)
+        for name, ns in exports(o).items():
+            sec, kind = defined.get(name, ('?', '?'))
+            ours[name] = (sec, kind, ns, want)
     used = set().union(*(undefined(objdir / m) for m in MODULES))
     print(f'# {len(objects)} objects, {len(ours)} exports: {" ".join(sorted(ours))}')
     misread = [f'{n} ({syms.get(n)})' for n, sec, kind in ANCHORS
@@ -102,18 +135,20 @@ def main():
     res = findings(ours, used)
     # The positive control: one planted export of each kind, each caught by its check.
     planted = dict(ours)
-    planted.update({'planted_plain': ('.text', 'F', ''),
-                    'planted_unused': ('.text', 'F', NAMESPACE),
-                    'planted_percpu': ('.data..percpu', 'O', NAMESPACE),
-                    'planted_data': ('.data', 'O', NAMESPACE),
-                    'planted_noinstr': ('.noinstr.text', 'F', NAMESPACE)})
+    planted.update({'planted_plain': ('.text', 'F', '', 'ASI'),
+                    'planted_unused': ('.text', 'F', 'ASI', 'ASI'),
+                    'planted_percpu': ('.data..percpu', 'O', 'ASI', 'ASI'),
+                    'planted_data': ('.data', 'O', 'ASI', 'ASI'),
+                    'planted_noinstr': ('.noinstr.text', 'F', 'ASI', 'ASI')})
     caught = findings(planted, used | (set(planted) - {'planted_unused'}))
-    expect = {'exports_namespaced_to_kvm': 'planted_plain',
+    expect = {'exports_namespaced': 'planted_plain',
               'exports_used_by_kvm_modules': 'planted_unused',
               'no_per_cpu_data_exported': 'planted_percpu',
               'no_writable_data_exported': 'planted_data',
               'no_entry_code_exported': 'planted_noinstr'}
-    print(f'1..{len(res) + 2}')
+    debug_defined = sorted(s for s in DEBUG_SYMBOLS if s in syms)
+    debug_missing = sorted(s for s in DEBUG_SYMBOLS if s not in syms)
+    print(f'1..{len(res) + 3}')
     rc = 0
     n = 1
     if misread:
@@ -132,6 +167,17 @@ def main():
         print(f'# planted exports not caught by: {" ".join(missed)}')
     print(f'{"not ok" if missed else "ok"} {n} planted_exports_caught')
     rc |= bool(missed)
+    n += 1
+    if production:
+        if debug_defined:
+            print(f'# built without the debugging option, yet defined: {" ".join(debug_defined)}')
+        print(f'{"not ok" if debug_defined else "ok"} {n} no_debugging_aids_built')
+        rc |= bool(debug_defined)
+    else:
+        if debug_missing:
+            print(f'# built with the debugging option, yet not defined: {" ".join(debug_missing)}')
+        print(f'{"not ok" if debug_missing else "ok"} {n} debugging_aids_built')
+        rc |= bool(debug_missing)
     return rc
 
 

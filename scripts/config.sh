@@ -5,7 +5,7 @@
 # whose dependencies are unmet, so every option a fragment asked for is checked
 # in the final .config and a missing one fails the build.
 #
-# usage: config.sh <kernel>      kernel: x86_64 | x86_64-noasi | x86_64-debug | x86_64-pristine | arm64
+# usage: config.sh <kernel>      kernel: x86_64 | x86_64-noasi | x86_64-debug | x86_64-production | x86_64-pristine | arm64
 #                                        | cross/<arch> (cross-check.sh's KVM builds)
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -16,11 +16,12 @@ case "$kernel" in
 x86_64)       arch=x86_64; frags="defconfigs/x86_64.config Kconfig.fragment" ;;
 x86_64-noasi) arch=x86_64; frags="defconfigs/x86_64.config Kconfig.fragment defconfigs/noasi.config" ;;
 x86_64-debug) arch=x86_64; frags="defconfigs/x86_64.config Kconfig.fragment defconfigs/debug.config" ;;
+x86_64-production) arch=x86_64; frags="defconfigs/x86_64.config Kconfig.fragment defconfigs/production.config" ;;
 x86_64-pristine) arch=x86_64; frags="defconfigs/x86_64.config" ;;	# the tree without our series
 arm64)        arch=arm64;  frags="defconfigs/arm64.config" ;;
 cross/*)      arch=${kernel#cross/}; frags="defconfigs/cross/$arch.config"
 	[ -f "$TOP/$frags" ] || die "no fragment $frags for '$kernel'" ;;
-*) die "unknown kernel '$kernel' (x86_64, x86_64-noasi, x86_64-debug, x86_64-pristine, arm64, cross/<arch>)" ;;
+*) die "unknown kernel '$kernel' (x86_64, x86_64-noasi, x86_64-debug, x86_64-production, x86_64-pristine, arm64, cross/<arch>)" ;;
 esac
 
 mkdir -p "$obj"

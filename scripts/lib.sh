@@ -145,16 +145,18 @@ expect_results() {
 # The checks of the series that read it rather than build it, for `make
 # check` and `make check-series`: applies exactly, checkpatch, docs and
 # kernel-doc, sparse and W=1 (on a copy of the built x86_64 tree), and
-# what the isolation layer and KVM export (from the built x86_64 tree).
+# what the isolation layer and KVM export (from the built x86_64 tree, and
+# from the option's objects built without its debugging aids).
 series_static_checks() {
-	expect_results apply checkpatch docs kernel-doc sparse exports
+	expect_results apply checkpatch docs kernel-doc sparse exports production
 	"$TOP/scripts/check-apply.sh" || true
 	"$TOP/scripts/checkpatch.sh" || true
 	"$TOP/scripts/check-docs.sh" || true
 	"$TOP/scripts/check-sparse.sh" || true
-	say "exports: namespaced to KVM, no per-CPU or writable data, no entry code"
+	say "exports: namespaced, used by KVM, no per-CPU or writable data, no entry code"
 	"$TOP/scripts/check-exports.py" "$BUILD/x86_64" >"$RESULTS/exports.ktap" ||
 		echo "error: exports: see $RESULTS/exports.ktap" >&2
+	"$TOP/scripts/check-production.sh" || true
 }
 
 # The x86_64 kernel built after each patch (bisect-build.sh).

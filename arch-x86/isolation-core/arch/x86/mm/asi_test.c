@@ -1,11 +1,24 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * KUnit tests of the ASI page-table core.  Included from
- * asi.c so that the tests can look at its internals.
+ * KUnit tests of the ASI page-table core, the instances and the audit.
+ * They look at the internals that asi.h shares between the layer's files.
  */
 #include <kunit/test.h>
+#include <linux/kasan.h>
+#include <linux/mm.h>
+#include <linux/percpu.h>
+#include <linux/sched/task.h>
+#include <linux/sched/task_stack.h>
 #include <linux/set_memory.h>
+#include <linux/slab.h>
 #include <linux/vmalloc.h>
+
+#include <asm/asi_debug.h>
+#include <asm/cpu_entry_area.h>
+#include <asm/sections.h>
+#include <asm/tlbflush.h>
+
+#include "asi.h"
 
 /* What a table translates one 4 KiB page to, A/D bits aside. */
 struct iso_test_xlate {

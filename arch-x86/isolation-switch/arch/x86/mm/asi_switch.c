@@ -16,14 +16,15 @@
  * (asi_cpu.cr3) and moves to full mappings before touching
  * memory the restricted table does not map: interrupts leave isolation in
  * the IDTENTRY wrappers, page faults first thing in exc_page_fault(), and
- * NMI, #MC and #DB switch to full mappings for the handler and back, and
- * request an L1D flush before the next VM-entry.  This does not depend on
+ * NMI, #MC and #DB switch to full mappings for the handler and back.  Each
+ * leave and trip is a trip the client takes before it runs untrusted code
+ * again (asi_take_trip(): a hypervisor flushes L1D).  This does not depend on
  * PTI: the restricted PGD is never a PTI user half (its CR3 never has
  * PTI_USER_PGTABLE_BIT set), so PTI's paranoid entry leaves it alone.
  *
  * All state is per CPU: the user enters with preemption disabled, and
- * leaves before the task can be scheduled out (KVM: kvm_sched_out() ->
- * vcpu put).
+ * leaves before the task can be scheduled out (a hypervisor: when it puts
+ * the vCPU).
  */
 
 #define pr_fmt(fmt) "asi: " fmt
@@ -37,7 +38,7 @@
 #include <linux/spinlock.h>
 
 #include <asm/hardirq.h>
-#include <asm/asi.h>
+#include <asm/asi_debug.h>
 #include <asm/tlbflush.h>
 
 #include "asi.h"
@@ -53,7 +54,7 @@ void asi_set_fault_stack(bool on)
 {
 	WRITE_ONCE(iso_fault_stack, on);
 }
-EXPORT_SYMBOL_NS_GPL(asi_set_fault_stack, KVM);
+EXPORT_SYMBOL_NS_GPL(asi_set_fault_stack, ASI);
 
 /* Restricted PCIDs follow the kernel's: kern_pcid() uses 1..TLB_NR_DYN_ASIDS. */
 #define ISO_FIRST_PCID		(TLB_NR_DYN_ASIDS + 1)
@@ -126,7 +127,7 @@ static void iso_leave(struct asi_cpu *c, enum iso_exit why);
  * asi_enter() - switch this CPU to an isolated address space
  * @iso: the instance
  *
- * Called with preemption disabled, by KVM before VM-entry.  Nothing happens
+ * Called with preemption disabled, by the user before VM-entry.  Nothing happens
  * when @iso is already loaded.  The caller leaves with asi_exit()
  * before the task can be scheduled out or return to user space.
  */
@@ -160,7 +161,7 @@ void asi_enter(struct asi *iso)
 out:
 	local_irq_restore(flags);
 }
-EXPORT_SYMBOL_NS_GPL(asi_enter, KVM);
+EXPORT_SYMBOL_NS_GPL(asi_enter, ASI);
 /* A probe between the CR3 write and the end of the switch runs half-switched. */
 NOKPROBE_SYMBOL(asi_enter);
 
@@ -183,7 +184,7 @@ static void iso_leave(struct asi_cpu *c, enum iso_exit why)
 		c->stats.exits++;
 	/* The code that runs now may bring other data into the caches. */
 	this_cpu_inc(asi_cpu.stats.l1d_flush_requests);	/* NMIs count too */
-	kvm_set_cpu_l1tf_flush_l1d();
+	this_cpu_write(asi_trip, true);
 }
 
 NOKPROBE_SYMBOL(iso_leave);
@@ -191,8 +192,8 @@ NOKPROBE_SYMBOL(iso_leave);
 /**
  * asi_exit() - leave the isolated address space, if loaded
  *
- * Requests an L1D flush before the next VM-entry.  The caller counts and
- * traces why it left.
+ * The caller takes the trip (asi_take_trip()) before it runs untrusted code
+ * again, and counts and traces why it left.
  *
  * Return: true if this CPU was isolated.
  */
@@ -211,7 +212,7 @@ bool asi_exit(void)
 	local_irq_restore(flags);
 	return was;
 }
-EXPORT_SYMBOL_NS_GPL(asi_exit, KVM);
+EXPORT_SYMBOL_NS_GPL(asi_exit, ASI);
 NOKPROBE_SYMBOL(asi_exit);
 
 /**
@@ -244,8 +245,8 @@ void __asi_unexpected(void)
  *
  * First thing in the handlers of NMI, #MC and #DB, which can arrive at any
  * instruction.  When CR3 is
- * this CPU's restricted one, switch to the full one, count the trip and
- * request an L1D flush before the next VM-entry: the handler may bring
+ * this CPU's restricted one, switch to the full one, count and mark the trip
+ * (asi_take_trip()): the handler may bring
  * anything into the caches.  Isolation stays entered; the handler returns
  * to the restricted table with __asi_paranoid_exit().
  *
@@ -261,7 +262,7 @@ noinstr unsigned long __asi_paranoid_enter(void)
 	native_write_cr3(this_cpu_read(asi_cpu.full_cr3) | iso_noflush());
 	this_cpu_inc(asi_cpu.stats.paranoid_trips);
 	this_cpu_inc(asi_cpu.stats.l1d_flush_requests);
-	kvm_set_cpu_l1tf_flush_l1d();
+	this_cpu_write(asi_trip, true);
 	return cr3;
 }
 
@@ -305,13 +306,13 @@ bool asi_loaded(struct asi *iso)
 {
 	return this_cpu_read(asi_cpu.iso) == iso;
 }
-EXPORT_SYMBOL_NS_GPL(asi_loaded, KVM);
+EXPORT_SYMBOL_NS_GPL(asi_loaded, ASI);
 
-#ifdef CONFIG_KVM_ADDRESS_SPACE_ISOLATION_KUNIT_TEST
+#ifdef CONFIG_ADDRESS_SPACE_ISOLATION_DEBUG
 /**
  * asi_check_cr3() - check that the loaded instance's table is in CR3
  *
- * Test kernels count, in cr3_checks and cr3_mismatches, whether CR3 really
+ * Debug kernels count, in cr3_checks and cr3_mismatches, whether CR3 really
  * is the table of the instance loaded on this CPU (its address taken from
  * the instance at entry, not from the CR3 the switch computed): a switch
  * that loaded anything else would pass every other counter.  Nothing when
@@ -330,7 +331,7 @@ void asi_check_cr3(void)
 	}
 	local_irq_restore(flags);
 }
-EXPORT_SYMBOL_NS_GPL(asi_check_cr3, KVM);
+EXPORT_SYMBOL_NS_GPL(asi_check_cr3, ASI);
 #endif
 
 /**
@@ -354,13 +355,15 @@ void asi_get_stats(struct asi_stats *sum)
 		sum->paranoid_trips += READ_ONCE(s->paranoid_trips);
 		sum->tlb_flushes += READ_ONCE(s->tlb_flushes);
 		sum->flush_ipis += READ_ONCE(s->flush_ipis);
+#ifdef CONFIG_ADDRESS_SPACE_ISOLATION_DEBUG
 		sum->canary_faults += READ_ONCE(s->canary_faults);
 		sum->cr3_checks += READ_ONCE(s->cr3_checks);
 		sum->cr3_mismatches += READ_ONCE(s->cr3_mismatches);
+#endif
 		sum->unexpected += READ_ONCE(s->unexpected);
 	}
 }
-EXPORT_SYMBOL_NS_GPL(asi_get_stats, KVM);
+EXPORT_SYMBOL_NS_GPL(asi_get_stats, ASI);
 
 /**
  * asi_reset_stats() - count afresh
@@ -375,7 +378,7 @@ void asi_reset_stats(void)
 		memset(&per_cpu(asi_cpu, cpu).stats, 0,
 		       sizeof(struct asi_stats));
 }
-EXPORT_SYMBOL_NS_GPL(asi_reset_stats, KVM);
+EXPORT_SYMBOL_NS_GPL(asi_reset_stats, ASI);
 
 /*
  * The fault log: each faulting instruction once, in a bounded table that is
@@ -397,7 +400,7 @@ void asi_reset_fault_log(void)
 	iso_nr_faults = 0;
 	raw_spin_unlock_irqrestore(&iso_fault_lock, flags);
 }
-EXPORT_SYMBOL_NS_GPL(asi_reset_fault_log, KVM);
+EXPORT_SYMBOL_NS_GPL(asi_reset_fault_log, ASI);
 
 /**
  * asi_fault_log() - copy the fault log
@@ -416,7 +419,7 @@ unsigned int asi_fault_log(struct asi_fault_site *log)
 	raw_spin_unlock_irqrestore(&iso_fault_lock, flags);
 	return n;
 }
-EXPORT_SYMBOL_NS_GPL(asi_fault_log, KVM);
+EXPORT_SYMBOL_NS_GPL(asi_fault_log, ASI);
 
 /* Record the fault; true if its instruction was not seen before. */
 static bool iso_log_fault(unsigned long ip, unsigned long address, unsigned long error_code,
@@ -444,7 +447,7 @@ static bool iso_log_fault(unsigned long ip, unsigned long address, unsigned long
 	return new;
 }
 
-#ifdef CONFIG_KVM_ADDRESS_SPACE_ISOLATION_KUNIT_TEST
+#ifdef CONFIG_ADDRESS_SPACE_ISOLATION_DEBUG
 /*
  * The canary, for tests: a page of its own that no isolated address space
  * maps.  Armed, each CPU's next isolated VM-entries read it at the last
@@ -477,7 +480,7 @@ int asi_arm_canary(unsigned int n)
 	}
 	return 0;
 }
-EXPORT_SYMBOL_NS_GPL(asi_arm_canary, KVM);
+EXPORT_SYMBOL_NS_GPL(asi_arm_canary, ASI);
 
 /**
  * asi_touch_canary() - read the canary if armed and isolated
@@ -496,14 +499,18 @@ __no_sanitize_address void asi_touch_canary(void)
 	c->canary_left--;
 	READ_ONCE(*(unsigned long *)c->canary_page);
 }
-EXPORT_SYMBOL_NS_GPL(asi_touch_canary, KVM);
+EXPORT_SYMBOL_NS_GPL(asi_touch_canary, ASI);
 
-static bool iso_is_canary(unsigned long address)
+/* A read of the canary: counted apart, not logged. */
+static bool iso_canary_fault(struct asi_cpu *c, unsigned long address)
 {
-	return iso_canary && (address & PAGE_MASK) == iso_canary;
+	if (!iso_canary || (address & PAGE_MASK) != iso_canary)
+		return false;
+	c->stats.canary_faults++;
+	return true;
 }
 #else
-static bool iso_is_canary(unsigned long address)
+static bool iso_canary_fault(struct asi_cpu *c, unsigned long address)
 {
 	return false;
 }
@@ -583,10 +590,8 @@ bool asi_handle_fault(struct pt_regs *regs, unsigned long error_code,
 
 	if (iso && !c->switching) {
 		iso_leave(c, ISO_EXIT_FAULT);
-		if (iso_is_canary(address)) {
-			c->stats.canary_faults++;
+		if (iso_canary_fault(c, address))
 			return true;
-		}
 		c->stats.faults++;
 		if (iso_log_fault(regs->ip, address, error_code, &seq)) {
 			pr_info("page fault #%llu (%#lx) at %pS on %#lx (%ps)\n", seq, error_code,

@@ -60,36 +60,9 @@ ASI_MODULE_PERCPU_PAGES();
 /* Why KVM left isolation, and where VM-exits were handled. */
 static DEFINE_PER_CPU(struct kvm_x86_isolation_stats, kvm_x86_isolation_stats);
 
-/* The isolation layer's exports (arch/x86/mm) are for KVM's modules only. */
+/* The isolation layer's exports (namespace ASI), and the FPU code's for KVM. */
+MODULE_IMPORT_NS(ASI);
 MODULE_IMPORT_NS(KVM);
-
-/*
- * Audit each VM's address space as the VM goes, when its table is at its
- * fullest: for tests and for users who want every VM checked.  A finding
- * is an error on the console; debugfs counts audits and findings.
- */
-static bool __read_mostly isolation_audit;
-module_param(isolation_audit, bool, 0644);
-static atomic_t kvm_x86_isolation_audits, kvm_x86_isolation_audit_findings;
-/*
- * "audit_control" written to the check, with the audit on: the next VM
- * maps a small object of its own, whose page it shares with others, and
- * its audit must find that page and nothing else.
- */
-static atomic_t kvm_x86_isolation_audit_control_armed;
-static atomic_t kvm_x86_isolation_audit_controls;
-
-/*
- * Bytes a test planted: the secret somewhere no VM may map, the control in
- * memory every VM maps (its vCPUs' run pages).  Kept in allocations of
- * their own, under kvm_lock: the kvm module's data is mapped.
- */
-struct kvm_x86_isolation_needle {
-	u8 *bytes;
-	size_t len;
-};
-
-static struct kvm_x86_isolation_needle check_secret, check_control;
 
 static bool page_fault_stack = true;
 
@@ -109,36 +82,6 @@ static const struct kernel_param_ops page_fault_stack_ops = {
 
 /* Dump the stack with each newly seen isolation fault. */
 module_param_cb(page_fault_stack, &page_fault_stack_ops, &page_fault_stack, 0644);
-
-/* A task that runs, or last ran, vCPUs of a VM, with its mapping. */
-struct kvm_x86_isolation_task {
-	struct list_head list;
-	struct task_struct *task;
-	unsigned int users;		/* vCPUs whose last runner it is */
-};
-
-/* What a VM maps, beyond what its isolation instance tracks itself. */
-struct kvm_x86_isolation {
-	struct asi *iso;
-	struct mutex lock;		/* protects tasks and buses */
-	struct list_head tasks;
-	/*
-	 * The bus each kvm->buses[] entry points to, when it is mapped (NULL
-	 * when its mapping failed: I/O on it leaves isolation), and the bus
-	 * it replaced, mapped until no SRCU reader can see it.
-	 */
-	struct kvm_io_bus *buses[KVM_NR_BUSES];
-	struct kvm_io_bus *retired[KVM_NR_BUSES];
-	bool pic;			/* the in-kernel PIC is mapped */
-	bool dying;			/* no vCPU runs again: skip unmapping */
-	/*
-	 * Objects whose mapping may fail without failing anything else
-	 * (exits that need them fault instead): what is mapped.
-	 */
-	struct xarray optional;
-	/* The audit's positive control: a small object, on a shared page. */
-	void *audit_control;
-};
 
 static void kvm_x86_isolation_tp_sync(void *unused)
 {
@@ -286,6 +229,7 @@ void kvm_x86_isolation_setup(struct kvm_x86_init_ops *ops)
 {
 	/* Both modules are mapped whole: kvm and the vendor module. */
 	struct module *mods[2] = { THIS_MODULE, ops->owner };
+	int ret;
 
 	if (!address_space_isolation)
 		return;
@@ -297,7 +241,13 @@ void kvm_x86_isolation_setup(struct kvm_x86_init_ops *ops)
 		pr_err("isolation not enabled: the vendor module did not name itself in its init ops\n");
 		goto off;
 	}
-	if (kvm_x86_isolation_find_tracepoints() || asi_setup(mods, ARRAY_SIZE(mods)))
+	if (kvm_x86_isolation_find_tracepoints())
+		goto err_free_tps;
+	ret = asi_setup(mods, ARRAY_SIZE(mods));
+	/* Task structs and SRCU data are on pages of their own only then. */
+	if (ret == -EOPNOTSUPP)
+		pr_warn("isolation not enabled: the kernel was not laid out for it at boot: pass kvm.address_space_isolation=1 on the kernel command line\n");
+	if (ret)
 		goto err_free_tps;
 	/* This kvm.ko's parameter and counters, also after a reload. */
 	asi_set_fault_stack(page_fault_stack);
@@ -321,10 +271,7 @@ void kvm_x86_isolation_teardown(void)
 	if (address_space_isolation)
 		asi_teardown();
 	kvm_x86_isolation_forget_tracepoints();
-	kfree(check_secret.bytes);
-	kfree(check_control.bytes);
-	check_secret = (struct kvm_x86_isolation_needle) {};
-	check_control = (struct kvm_x86_isolation_needle) {};
+	kvm_x86_isolation_debug_teardown();
 }
 
 /**
@@ -359,8 +306,14 @@ size_t kvm_arch_vm_object_size(size_t size)
 	return address_space_isolation && size <= KMALLOC_MAX_SIZE ? PAGE_ALIGN(size) : size;
 }
 
-/* The vCPU's own data: the vendor maps its part in its vcpu_create. */
-static void kvm_x86_isolation_vcpu_objs(struct kvm_vcpu *vcpu, struct kvm_isolation_obj *o)
+/**
+ * kvm_x86_isolation_vcpu_objs() - the objects of a vCPU that its VM maps
+ * @vcpu: the vCPU
+ * @o: KVM_X86_ISOLATION_VCPU_OBJS entries to fill
+ *
+ * The vendor maps its part in its vcpu_create.
+ */
+void kvm_x86_isolation_vcpu_objs(struct kvm_vcpu *vcpu, struct kvm_isolation_obj *o)
 {
 	struct fpstate *fps = vcpu->arch.guest_fpu.fpstate;
 	struct kvm_lapic *apic = vcpu->arch.apic;
@@ -375,205 +328,10 @@ static void kvm_x86_isolation_vcpu_objs(struct kvm_vcpu *vcpu, struct kvm_isolat
 	o[5] = (struct kvm_isolation_obj) { fps, offsetof(struct fpstate, regs) + fps->size };
 }
 
-#define KVM_X86_ISOLATION_VCPU_OBJS 6
-
-/* Does @iso map a page of any object of @kvm: the VM, its vCPUs, their data? */
-static bool kvm_x86_isolation_maps_vm(struct asi *iso, struct kvm *kvm)
-{
-	struct kvm_isolation_obj o[KVM_X86_ISOLATION_VCPU_OBJS];
-	struct kvm_vcpu *vcpu;
-	unsigned long i;
-	bool leak;
-	int j;
-
-	leak = asi_maps_allocation(iso, kvm) ||
-	       (kvm->arch.isolation && asi_maps_allocation(iso, kvm->arch.isolation));
-	kvm_for_each_vcpu(i, vcpu, kvm) {
-		leak |= asi_maps_allocation(iso, vcpu);
-		kvm_x86_isolation_vcpu_objs(vcpu, o);
-		for (j = 0; j < ARRAY_SIZE(o); j++)
-			leak |= asi_maps_any(iso, o[j].ptr, o[j].size);
-	}
-	return leak;
-}
-
-/* The pfn of a page some test says is not ours: "check" makes sure. */
-static unsigned long check_pfn;
-
-/*
- * The VM's tasks whose user FPU state is in their task struct, which the
- * VM maps: none, once KVM_RUN moved it out (an exec brings it back).
- */
-static unsigned long kvm_x86_isolation_user_fpu(struct kvm_x86_isolation *xi)
-{
-	struct kvm_x86_isolation_task *t;
-	struct fpstate *user;
-	unsigned long n = 0;
-	struct fpu *fpu;
-
-	mutex_lock(&xi->lock);
-	list_for_each_entry(t, &xi->tasks, list) {
-		fpu = &t->task->thread.fpu;
-		user = READ_ONCE(fpu->__task_fpstate) ?: READ_ONCE(fpu->fpstate);
-		n += user == &fpu->__fpstate;
-	}
-	mutex_unlock(&xi->lock);
-	return n;
-}
-
-/*
- * debugfs "check": while VMs run, nothing of another VM, no page of another
- * process, no page without a mapped object, and no page that a mapped
- * object shares with anything else may be mapped in a VM's isolated address
- * space.  One "ok"/"not ok" line per check; "# " lines describe findings.
- */
-static int kvm_x86_isolation_check_show(struct seq_file *m, void *v)
-{
-	unsigned long known, user_fpu;
-	struct asi_audit audit;
-	const char *name;
-	struct kvm *a, *b;
-	bool leak;
-
-	mutex_lock(&kvm_lock);
-	list_for_each_entry(a, &vm_list, vm_list) {
-		struct kvm_x86_isolation *xi = a->arch.isolation;
-		long found;
-
-		if (!xi)
-			continue;
-		list_for_each_entry(b, &vm_list, vm_list) {
-			if (b == a)
-				continue;
-			leak = kvm_x86_isolation_maps_vm(xi->iso, b);
-			seq_printf(m, "%s %s maps nothing of %s\n", leak ? "not ok" : "ok",
-				   asi_name(xi->iso), b->arch.isolation ?
-				   asi_name(b->arch.isolation->iso) : b->stats_id);
-		}
-		name = asi_name(xi->iso);
-		asi_audit(xi->iso, m, 32, &audit);
-		seq_printf(m, "# %s: %lu KiB mapped, %lu KiB of it on pages shared with what it may not map, %lu bytes of those\n",
-			   name, audit.pages << (PAGE_SHIFT - 10),
-			   audit.shared << (PAGE_SHIFT - 10), audit.foreign_bytes);
-		seq_printf(m, "%s %s maps no page without an object of its own or the core's (%lu stray)\n",
-			   audit.stray ? "not ok" : "ok", name, audit.stray);
-		known = audit.shared_percpu + audit.shared_task;
-		seq_printf(m, "%s %s shares no mapped page with anything else, but for dynamic per-CPU data and tasks (%lu shared)\n",
-			   audit.shared - known ? "not ok" : "ok", name, audit.shared - known);
-		seq_printf(m, "%s %s shares no page of dynamic per-CPU data (%lu shared)\n",
-			   audit.shared_percpu ? "not ok" : "ok", name, audit.shared_percpu);
-		seq_printf(m, "%s %s shares no page of a task (%lu shared)\n",
-			   audit.shared_task ? "not ok" : "ok", name, audit.shared_task);
-		seq_printf(m, "%s %s maps nothing the kernel unmapped, moved or freed since (%lu stale)\n",
-			   audit.stale ? "not ok" : "ok", name, audit.stale);
-		seq_printf(m, "%s %s maps nothing writable that the kernel maps read-only, and nothing writable and executable (%lu)\n",
-			   audit.writable ? "not ok" : "ok", name, audit.writable);
-		seq_printf(m, "%s %s maps no CPU's hard-IRQ stack (%lu mapped)\n",
-			   audit.irq_stacks ? "not ok" : "ok", name, audit.irq_stacks);
-		seq_printf(m, "%s %s maps %lu tasks that run its vCPUs and no page of another task (%lu mapped)\n",
-			   audit.other_tasks || !audit.tasks ? "not ok" : "ok", name,
-			   audit.tasks, audit.other_tasks);
-		user_fpu = kvm_x86_isolation_user_fpu(xi);
-		seq_printf(m, "%s %s maps no task's user FPU state (%lu tasks hold it in their task struct)\n",
-			   user_fpu ? "not ok" : "ok", name, user_fpu);
-		if (check_pfn && pfn_valid(check_pfn)) {
-			leak = asi_maps_any(xi->iso, pfn_to_kaddr(check_pfn), 1);
-			seq_printf(m, "%s %s does not map pfn %#lx\n", leak ? "not ok" : "ok",
-				   asi_name(xi->iso), check_pfn);
-		}
-		if (check_secret.len) {
-			found = asi_find(xi->iso, check_secret.bytes, check_secret.len);
-			seq_printf(m, "%s %s maps no page holding the planted secret (%ld)\n",
-				   found ? "not ok" : "ok", name, found);
-		}
-		/* In each vCPU's run page, and nowhere else it maps. */
-		if (check_control.len) {
-			found = asi_find(xi->iso, check_control.bytes, check_control.len);
-			seq_printf(m, "%s %s maps the control planted in its run pages once per vCPU (%ld pages, %d vCPUs)\n",
-				   found == atomic_read(&a->online_vcpus) ? "ok" : "not ok", name,
-				   found, atomic_read(&a->online_vcpus));
-		}
-	}
-	mutex_unlock(&kvm_lock);
-	return 0;
-}
-
-static int kvm_x86_isolation_check_open(struct inode *inode, struct file *file)
-{
-	return single_open(file, kvm_x86_isolation_check_show, NULL);
-}
-
-/* Replace a needle with @hex, 2 to 128 hex digits. */
-static int kvm_x86_isolation_set_needle(struct kvm_x86_isolation_needle *n, const char *hex)
-{
-	size_t len = strlen(hex) / 2;
-	u8 *bytes;
-
-	if (!len || len > 64 || strlen(hex) % 2)
-		return -EINVAL;
-	bytes = kmalloc(len, GFP_KERNEL);
-	if (!bytes)
-		return -ENOMEM;
-	if (hex2bin(bytes, hex, len)) {
-		kfree(bytes);
-		return -EINVAL;
-	}
-	mutex_lock(&kvm_lock);
-	kfree(n->bytes);
-	n->bytes = bytes;
-	n->len = len;
-	mutex_unlock(&kvm_lock);
-	return 0;
-}
-
-/*
- * For the next reads: "pfn N", a page that must not be mapped; "secret
- * HEX", bytes no VM may map; "control HEX", bytes every VM must map.
- */
-static ssize_t kvm_x86_isolation_check_write(struct file *file, const char __user *buf,
-					     size_t len, loff_t *ppos)
-{
-	char str[160], hex[130];
-	unsigned long pfn;
-	int ret = -EINVAL;
-
-	if (len >= sizeof(str) || copy_from_user(str, buf, len))
-		return -EINVAL;
-	str[len] = 0;
-	if (sscanf(str, "pfn %lx", &pfn) == 1) {
-		check_pfn = pfn;
-		ret = 0;
-	} else if (sscanf(str, "secret %129s", hex) == 1) {
-		ret = kvm_x86_isolation_set_needle(&check_secret, hex);
-	} else if (sscanf(str, "control %129s", hex) == 1) {
-		ret = kvm_x86_isolation_set_needle(&check_control, hex);
-	} else if (!strcmp(strim(str), "audit_control")) {
-		atomic_set(&kvm_x86_isolation_audit_control_armed, 1);
-		ret = 0;
-	}
-	memzero_explicit(str, sizeof(str));
-	memzero_explicit(hex, sizeof(hex));
-	return ret ?: len;
-}
-
-static const struct file_operations kvm_x86_isolation_check_fops = {
-	.owner = THIS_MODULE,
-	.open = kvm_x86_isolation_check_open,
-	.read = seq_read,
-	.write = kvm_x86_isolation_check_write,
-	.llseek = seq_lseek,
-	.release = single_release,
-};
-
-/* The statistics, fault log, ranges, the check and the audit counts, under KVM's debugfs. */
+/* The statistics and fault log, and the debugging aids, under KVM's debugfs. */
 void kvm_arch_init_debugfs(struct dentry *kvm_dir)
 {
-	struct dentry *dir = kvm_x86_isolation_debugfs_init(kvm_dir);
-
-	debugfs_create_file("check", 0600, dir, NULL, &kvm_x86_isolation_check_fops);
-	debugfs_create_atomic_t("audits", 0444, dir, &kvm_x86_isolation_audits);
-	debugfs_create_atomic_t("audit_findings", 0444, dir, &kvm_x86_isolation_audit_findings);
-	debugfs_create_atomic_t("audit_controls", 0444, dir, &kvm_x86_isolation_audit_controls);
+	kvm_x86_isolation_debug_init(kvm_x86_isolation_debugfs_init(kvm_dir));
 }
 
 /**
@@ -687,89 +445,6 @@ void kvm_arch_buses_updated(struct kvm *kvm, struct kvm_io_bus *old)
 }
 
 /*
- * Pages the VM's address space may not map: stray ones, shared ones,
- * other tasks' pages, stale pages, pages writable where the kernel's
- * mapping is not, CPUs' hard-IRQ stacks and tasks' user FPU state.  A
- * degraded kernel (asi_degraded()) has findings, and they are counted.
- */
-struct kvm_x86_isolation_findings {
-	unsigned long stray, shared, others, stale, writable, irq_stacks, user_fpu;
-};
-
-static unsigned long kvm_x86_isolation_findings(struct kvm_x86_isolation *xi,
-						struct kvm_x86_isolation_findings *f)
-{
-	struct asi_audit a;
-
-	asi_audit(xi->iso, NULL, 0, &a);
-	f->stray = a.stray;
-	f->stale = a.stale;
-	f->writable = a.writable;
-	f->irq_stacks = a.irq_stacks;
-	f->user_fpu = kvm_x86_isolation_user_fpu(xi);
-	f->shared = a.shared;
-	f->others = a.other_tasks;
-	return f->stray + f->shared + f->others + f->stale + f->writable + f->irq_stacks +
-	       f->user_fpu;
-}
-
-static void kvm_x86_isolation_audit(struct kvm_x86_isolation *xi)
-{
-	struct kvm_x86_isolation_findings f, control;
-	unsigned long total, control_total;
-	bool found;
-
-	atomic_inc(&kvm_x86_isolation_audits);
-	total = kvm_x86_isolation_findings(xi, &f);
-	/*
-	 * The control's VM must show its one shared page, and nothing once
-	 * the control is unmapped: then that page was the control's.
-	 */
-	if (xi->audit_control) {
-		control = f;
-		control_total = total;
-		asi_unmap(xi->iso, xi->audit_control);
-		kfree(xi->audit_control);
-		xi->audit_control = NULL;
-		found = control.shared == 1 && control_total == 1;
-		if (found) {
-			total = kvm_x86_isolation_findings(xi, &f);
-			found = !total;
-		}
-		if (found) {
-			atomic_inc(&kvm_x86_isolation_audit_controls);
-			pr_info("audit control: %s: the page planted shared was found\n",
-				asi_name(xi->iso));
-			return;
-		}
-		pr_err("isolation audit: %s: the page planted shared was not found alone (%lu shared with it)\n",
-		       asi_name(xi->iso), control.shared);
-	}
-	if (!total)
-		return;
-	atomic_inc(&kvm_x86_isolation_audit_findings);
-	pr_err("isolation audit: %s maps %lu stray pages, %lu shared pages, %lu other tasks' pages, %lu stale pages, %lu pages writable beyond the kernel's mapping, %lu CPUs' hard-IRQ stacks and %lu tasks' user FPU state (debugfs kvm/isolation/check names them while a VM runs)\n",
-	       asi_name(xi->iso), f.stray, f.shared, f.others, f.stale, f.writable, f.irq_stacks,
-	       f.user_fpu);
-}
-
-/* Plant the audit's positive control in a new VM, when it is armed. */
-static void kvm_x86_isolation_plant_audit_control(struct kvm_x86_isolation *xi)
-{
-	if (!READ_ONCE(isolation_audit) ||
-	    !atomic_xchg(&kvm_x86_isolation_audit_control_armed, 0))
-		return;
-	xi->audit_control = kzalloc(64, GFP_KERNEL_ACCOUNT);
-	if (xi->audit_control &&
-	    asi_map(xi->iso, xi->audit_control, 64, ASI_PTE, "control")) {
-		kfree(xi->audit_control);
-		xi->audit_control = NULL;
-	}
-	if (!xi->audit_control)
-		pr_warn("the audit's control could not be planted\n");
-}
-
-/*
  * Create the VM's isolated address space before user space can reach the
  * VM, with what the VM itself needs: the VM structure, the per-CPU data of
  * its SRCU, its I/O buses and the vendor's data.
@@ -875,8 +550,7 @@ void kvm_x86_isolation_vm_predestroy(struct kvm *kvm)
 
 	if (!xi)
 		return;
-	if (READ_ONCE(isolation_audit))
-		kvm_x86_isolation_audit(xi);
+	kvm_x86_isolation_audit(xi);
 	mutex_lock(&xi->lock);
 	if (xi->pic)
 		asi_unmap(xi->iso, kvm->arch.vpic);

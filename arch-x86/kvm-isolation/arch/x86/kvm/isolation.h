@@ -61,6 +61,52 @@ struct kvm_x86_isolation_stats {
 
 #ifdef CONFIG_KVM_ADDRESS_SPACE_ISOLATION
 
+/* A task that runs, or last ran, vCPUs of a VM, with its mapping. */
+struct kvm_x86_isolation_task {
+	struct list_head list;
+	struct task_struct *task;
+	unsigned int users;		/* vCPUs whose last runner it is */
+};
+
+/* What a VM maps, beyond what its isolation instance tracks itself. */
+struct kvm_x86_isolation {
+	struct asi *iso;
+	struct mutex lock;		/* protects tasks and buses */
+	struct list_head tasks;
+	/*
+	 * The bus each kvm->buses[] entry points to, when it is mapped (NULL
+	 * when its mapping failed: I/O on it leaves isolation), and the bus
+	 * it replaced, mapped until no SRCU reader can see it.
+	 */
+	struct kvm_io_bus *buses[KVM_NR_BUSES];
+	struct kvm_io_bus *retired[KVM_NR_BUSES];
+	bool pic;			/* the in-kernel PIC is mapped */
+	bool dying;			/* no vCPU runs again: skip unmapping */
+	/*
+	 * Objects whose mapping may fail without failing anything else
+	 * (exits that need them fault instead): what is mapped.
+	 */
+	struct xarray optional;
+	/* The audit's positive control: a small object, on a shared page. */
+	void *audit_control;		/* with the debugging aids only */
+};
+
+/* The objects of a vCPU that its VM maps. */
+#define KVM_X86_ISOLATION_VCPU_OBJS 6
+void kvm_x86_isolation_vcpu_objs(struct kvm_vcpu *vcpu, struct kvm_isolation_obj *o);
+
+#ifdef CONFIG_ADDRESS_SPACE_ISOLATION_DEBUG
+void kvm_x86_isolation_debug_init(struct dentry *dir);
+void kvm_x86_isolation_debug_teardown(void);
+void kvm_x86_isolation_audit(struct kvm_x86_isolation *xi);
+void kvm_x86_isolation_plant_audit_control(struct kvm_x86_isolation *xi);
+#else
+static inline void kvm_x86_isolation_debug_init(struct dentry *dir) {}
+static inline void kvm_x86_isolation_debug_teardown(void) {}
+static inline void kvm_x86_isolation_audit(struct kvm_x86_isolation *xi) {}
+static inline void kvm_x86_isolation_plant_audit_control(struct kvm_x86_isolation *xi) {}
+#endif
+
 void kvm_x86_isolation_setup(struct kvm_x86_init_ops *ops);
 void kvm_x86_isolation_teardown(void);
 int kvm_x86_isolation_map_objs(struct kvm *kvm, const struct kvm_isolation_obj *objs,

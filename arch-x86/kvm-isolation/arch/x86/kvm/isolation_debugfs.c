@@ -1,21 +1,20 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * KVM address space isolation: what a user can read in debugfs, under
- * /sys/kernel/debug/kvm/isolation/ (isolation.c adds check and the audit
- * counts):
+ * /sys/kernel/debug/kvm/isolation/ (isolation_debug.c adds the debugging
+ * aids):
  *
  *   stats   counters, one "name value" per line; writing 0 resets them
  *   faults  the isolation fault log: count, instruction, address, error code
  *   degraded  why isolation runs degraded on this kernel (lockdep, slab
  *           debugging: it tests isolation's paths, and is tainted), or "no"
- *   ranges  every mapped range: instance, owner, start, end, bytes, level
- *   canary  (with the KUnit tests built) writing N makes each CPU's next N
- *           isolated VM-entries read a page nothing maps: canary_faults
  */
 
 #include <linux/debugfs.h>
 #include <linux/seq_file.h>
 #include <linux/slab.h>
+
+#include <asm/asi_debug.h>
 
 #include "isolation.h"
 
@@ -58,12 +57,16 @@ static int iso_stats_show(struct seq_file *m, void *v)
 	seq_printf(m, "paranoid_trips %llu\n", s.paranoid_trips);
 	seq_printf(m, "tlb_flushes %llu\n", s.tlb_flushes);
 	seq_printf(m, "flush_ipis %llu\n", s.flush_ipis);
+#ifdef CONFIG_ADDRESS_SPACE_ISOLATION_DEBUG
 	seq_printf(m, "canary_faults %llu\n", s.canary_faults);
 	seq_printf(m, "cr3_checks %llu\n", s.cr3_checks);
 	seq_printf(m, "cr3_mismatches %llu\n", s.cr3_mismatches);
+#endif
 	seq_printf(m, "unexpected %llu\n", s.unexpected);
 	seq_printf(m, "pagetable_pages %lu\n", asi_pgtable_pages());
+#ifdef CONFIG_ADDRESS_SPACE_ISOLATION_DEBUG
 	asi_show_summary(m);
+#endif
 	return 0;
 }
 
@@ -119,27 +122,6 @@ static int iso_degraded_show(struct seq_file *m, void *v)
 	return 0;
 }
 DEFINE_SHOW_ATTRIBUTE(iso_degraded);
-DEFINE_SHOW_ATTRIBUTE(asi_ranges);	/* the isolation layer's show */
-
-#ifdef CONFIG_KVM_ADDRESS_SPACE_ISOLATION_KUNIT_TEST
-static ssize_t iso_canary_write(struct file *file, const char __user *buf, size_t len,
-				loff_t *ppos)
-{
-	unsigned int n;
-	int ret = kstrtouint_from_user(buf, len, 0, &n);
-
-	if (!ret)
-		ret = asi_arm_canary(n);
-	return ret ? ret : len;
-}
-
-static const struct file_operations iso_canary_fops = {
-	.owner = THIS_MODULE,
-	.open = simple_open,
-	.write = iso_canary_write,
-	.llseek = noop_llseek,
-};
-#endif
 
 /**
  * kvm_x86_isolation_debugfs_init() - create the isolation files in debugfs
@@ -154,9 +136,5 @@ struct dentry *kvm_x86_isolation_debugfs_init(struct dentry *parent)
 	debugfs_create_file("stats", 0644, dir, NULL, &iso_stats_fops);
 	debugfs_create_file("faults", 0444, dir, NULL, &iso_faults_fops);
 	debugfs_create_file("degraded", 0444, dir, NULL, &iso_degraded_fops);
-	debugfs_create_file("ranges", 0444, dir, NULL, &asi_ranges_fops);
-#ifdef CONFIG_KVM_ADDRESS_SPACE_ISOLATION_KUNIT_TEST
-	debugfs_create_file("canary", 0200, dir, NULL, &iso_canary_fops);
-#endif
 	return dir;
 }

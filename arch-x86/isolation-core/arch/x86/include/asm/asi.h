@@ -42,26 +42,12 @@ struct asi_stats {
 	u64 paranoid_trips;	/* NMI, #MC, #DB taken while isolated */
 	u64 tlb_flushes;	/* entries that flushed the restricted PCID */
 	u64 flush_ipis;		/* IPIs for an unmap in the loaded instance */
+#ifdef CONFIG_ADDRESS_SPACE_ISOLATION_DEBUG
 	u64 canary_faults;	/* reads of the test canary that faulted */
-	u64 cr3_checks;		/* test kernels: exits handled inside whose CR3 */
-	u64 cr3_mismatches;	/* was checked, and was not the VM's table's */
+	u64 cr3_checks;		/* exits handled inside whose CR3 was checked, */
+	u64 cr3_mismatches;	/* ... and was not the VM's table's */
+#endif
 	u64 unexpected;		/* left by asi_assert_left(): a caller's bug */
-};
-
-/* What asi_audit() counted. */
-struct asi_audit {
-	unsigned long pages;		/* 4 KiB pages the restricted table maps */
-	unsigned long stray;		/* pages with no mapped object on them */
-	unsigned long shared;		/* pages a mapped object shares */
-	unsigned long shared_percpu;	/* ... of them, with per-CPU data on them */
-	unsigned long shared_task;	/* ... else with a task struct on them */
-	unsigned long foreign_bytes;	/* bytes of no mapped object on both */
-	unsigned long stale;		/* pages the kernel unmapped, moved or freed since */
-	unsigned long writable;		/* pages writable where the kernel's are not, or W+X */
-	unsigned long irq_stacks;	/* CPUs whose hard-IRQ stack is mapped */
-	unsigned long tasks;		/* tasks mapped with asi_map_task() */
-	unsigned long other_tasks;	/* other tasks with a page mapped */
-	/* What this kernel cannot put on pages of their own: */
 };
 
 /* One seen faulting instruction. */
@@ -90,12 +76,14 @@ struct asi_cpu {
 	unsigned int pcid_next;		/* the restricted PCID to reuse next */
 	u64 pcid_owner[ASI_NR_PCIDS];	/* instance id, 0: none */
 	u64 pcid_gen[ASI_NR_PCIDS];	/* its TLB generation then */
+#ifdef CONFIG_ADDRESS_SPACE_ISOLATION_DEBUG
 	unsigned int canary_left;	/* isolated VM-entries that read the canary */
 	unsigned long canary_page;	/* the test canary, a page nothing maps */
+#endif
 	struct asi_stats stats;
 } __aligned(PAGE_SIZE);
 
-#ifdef CONFIG_KVM_ADDRESS_SPACE_ISOLATION
+#ifdef CONFIG_ADDRESS_SPACE_ISOLATION
 
 /* A page-aligned type of no size, for ASI_MODULE_PERCPU_PAGES(). */
 struct asi_percpu_pages { } __aligned(PAGE_SIZE);
@@ -127,6 +115,8 @@ struct asi_percpu_pages { } __aligned(PAGE_SIZE);
 DECLARE_STATIC_KEY_FALSE(asi_enabled_key);
 extern bool asi_at_boot;
 DECLARE_PER_CPU_PAGE_ALIGNED(struct asi_cpu, asi_cpu);
+/* This CPU left its restricted table since the client last asked. */
+DECLARE_PER_CPU_ASI(bool, asi_trip);
 
 /* True once asi_setup() built the core address space. */
 static __always_inline bool asi_enabled(void)
@@ -135,19 +125,20 @@ static __always_inline bool asi_enabled(void)
 }
 
 /*
- * Isolation asked for on the kernel command line: the kernel keeps its
+ * Isolation asked for at boot (asi=on): the kernel keeps its
  * mappings as PTI does, with PTI or without: not global, so that no TLB
  * entry of theirs outlives a switch to a restricted table, and with the
  * freed gaps of the kernel image unmapped, so that a restricted table
  * that copies the image's page tables maps no freed page.
  */
-static __always_inline bool asi_pti_mappings(void)
+static __always_inline bool asi_boot_layout(void)
 {
 	return asi_at_boot;
 }
 
 int asi_setup(struct module *const *mods, unsigned int nr_mods);
 void asi_teardown(void);
+void asi_request_at_boot(void);
 int asi_task_struct_size(int size);
 size_t asi_exclusive_size(size_t size);
 
@@ -164,15 +155,6 @@ void asi_unmap_task(struct asi *iso, struct task_struct *task);
 unsigned long asi_pgtable_pages(void);
 const char *asi_name(struct asi *iso);
 bool asi_is_mapped(struct asi *iso, const void *addr);
-bool asi_maps_any(struct asi *iso, const void *ptr, size_t size);
-bool asi_maps_allocation(struct asi *iso, const void *ptr);
-long asi_find(struct asi *iso, const void *needle, size_t len);
-void asi_ptdump(struct seq_file *m);
-unsigned long asi_audit(struct asi *iso, struct seq_file *m,
-			unsigned int max_lines, struct asi_audit *res);
-
-int asi_ranges_show(struct seq_file *m, void *v);
-void asi_show_summary(struct seq_file *m);
 const char *asi_degraded(void);
 
 void asi_enter(struct asi *iso);
@@ -184,9 +166,7 @@ void asi_reset_fault_log(void);
 void asi_set_fault_stack(bool on);
 unsigned int asi_fault_log(struct asi_fault_site *log);
 
-#ifdef CONFIG_KVM_ADDRESS_SPACE_ISOLATION_KUNIT_TEST
-/* Test kernels only: prove that the restricted table is what is loaded. */
-int asi_arm_canary(unsigned int n);
+#ifdef CONFIG_ADDRESS_SPACE_ISOLATION_DEBUG
 void asi_touch_canary(void);
 void asi_check_cr3(void);
 #else
@@ -228,6 +208,32 @@ static __always_inline void asi_paranoid_exit(unsigned long cr3)
 		__asi_paranoid_exit(cr3);
 }
 
+/**
+ * asi_take_trip() - did this CPU leave its restricted table since last asked?
+ *
+ * Every leave and every NMI, #MC or #DB trip to full mappings sets it: the
+ * code that ran may have brought other data into the core's caches.  The
+ * client asks, with interrupts off, last thing before it runs untrusted
+ * code, and flushes what the CPU needs flushed (KVM: the L1D flush before
+ * VM-entry).  A pull rather than a call: trips happen in NMIs, where no
+ * client code may run.
+ *
+ * Return: true once per run of trips.
+ */
+static __always_inline bool asi_take_trip(void)
+{
+	if (!asi_enabled() || !this_cpu_read(asi_trip))
+		return false;
+	this_cpu_write(asi_trip, false);
+	return true;
+}
+
+/* A trip since the client last asked, which it has not taken yet. */
+static __always_inline bool asi_trip_pending(void)
+{
+	return asi_enabled() && this_cpu_read(asi_trip);
+}
+
 /* CR3 while this CPU is isolated, 0 when not. */
 static __always_inline unsigned long asi_cr3(void)
 {
@@ -248,14 +254,14 @@ static __always_inline void asi_assert_left(void)
 		__asi_unexpected();
 }
 
-#else /* !CONFIG_KVM_ADDRESS_SPACE_ISOLATION */
+#else /* !CONFIG_ADDRESS_SPACE_ISOLATION */
 
 static __always_inline bool asi_enabled(void)
 {
 	return false;
 }
 
-static __always_inline bool asi_pti_mappings(void)
+static __always_inline bool asi_boot_layout(void)
 {
 	return false;
 }
@@ -276,6 +282,10 @@ static inline size_t asi_exclusive_size(size_t size)
 static __always_inline void asi_interrupt(void) {}
 
 static __always_inline unsigned long asi_cr3(void) { return 0; }
+
+static __always_inline bool asi_take_trip(void) { return false; }
+
+static __always_inline bool asi_trip_pending(void) { return false; }
 
 static __always_inline void asi_assert_left(void) {}
 
@@ -303,6 +313,6 @@ static inline bool asi_handle_fault(struct pt_regs *regs, unsigned long error_co
 	return false;
 }
 
-#endif /* CONFIG_KVM_ADDRESS_SPACE_ISOLATION */
+#endif /* CONFIG_ADDRESS_SPACE_ISOLATION */
 
 #endif /* _ASM_X86_ASI_H */

@@ -1,0 +1,405 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Address space isolation (ASI): the core instance, which every instance
+ * maps by reference -- what the entry code, the switch and the user's
+ * modules need on any CPU -- and setting isolation up and down: the boot
+ * parameter that lays out the kernel for it, and the degraded modes.
+ */
+
+#define pr_fmt(fmt) "asi: " fmt
+
+#include <linux/kasan.h>
+#include <linux/mm.h>
+#include <linux/module.h>
+#include <linux/percpu.h>
+#include <linux/seq_file.h>
+#include <linux/pgalloc.h>
+#include <linux/sched/mm.h>
+#include <linux/sched/signal.h>
+#include <linux/sched/task.h>
+#include <linux/sched/task_stack.h>
+#include <linux/slab.h>
+#include <linux/vmalloc.h>
+#include <linux/xarray.h>
+
+#include <asm/cpu_entry_area.h>
+#include <asm/desc.h>
+#include <asm/asi.h>
+#include <asm/sections.h>
+#include <asm/tlbflush.h>
+
+#include "asi.h"
+
+/*
+ * Task structs and SRCU's per-CPU data on pages of their own: a vCPU's
+ * task and its VM's SRCU data are mapped into the VM's address space, and
+ * the allocators pack them with others (each task with its saved FPU
+ * registers).  The task cache is created at boot, long before the user's
+ * module loads, so it is asked for at boot (asi=on, or a user's parameter
+ * that implies it); without it, isolation is refused.
+ * Asked for there, the kernel's mappings are made non-global too, as PTI
+ * makes them, so that isolation works without PTI.
+ */
+bool asi_at_boot __ro_after_init;
+/*
+ * Why isolation runs degraded, or NULL: lockdep maps all of the kernel's
+ * data, and slab debugging or KASAN puts metadata beside every slab
+ * object, task structs among them.  Such a kernel tests isolation's paths;
+ * it does not keep host data from guests.  It is tainted, and says why.
+ */
+static const char *iso_degraded __read_mostly;
+
+/**
+ * asi_degraded() - why isolation runs degraded on this kernel
+ *
+ * Return: the reason, or NULL when it does not.
+ */
+const char *asi_degraded(void)
+{
+	return iso_degraded;
+}
+EXPORT_SYMBOL_NS_GPL(asi_degraded, ASI);
+
+/*
+ * What every VM needs of the per-CPU data: what the entry code and the
+ * VM-entry and VM-exit paths touch while isolated.  Each of these fills
+ * its pages, so nothing else is mapped with it: the variables defined with
+ * DEFINE_PER_CPU_ASI(), on pages of their own; the page-aligned
+ * TSS, GDT and our own state; and the first per-CPU page, which holds only
+ * fixed_percpu_data (the stack canary), followed by page alignment.
+ */
+static int iso_map_core_percpu(struct asi *iso)
+{
+	static const struct {
+		void __percpu *ptr;
+		size_t size;
+	} vars[] = {
+		/* DEFINE_PER_CPU_ASI(): the entry code, VM-entry and VM-exit */
+		{ (void __percpu __force *)__per_cpu_asi_start, 0 },
+		/* The entry code's stack pointers; cpu_entry_area maps it for PTI */
+		{ &cpu_tss_rw, sizeof(cpu_tss_rw) },
+		/* SVM reloads TR after VM-exit, which reads the GDT */
+		{ &gdt_page, sizeof(gdt_page) },
+		/* This layer's own state, read by every entry and leave */
+		{ &asi_cpu, sizeof(asi_cpu) },
+		/* The stack canary, read by every function with a protector */
+		{ &fixed_percpu_data, PAGE_SIZE },
+#ifdef CONFIG_LOCKDEP
+		/* Lock tracking, on every lock operation */
+		{ &lockdep_recursion, sizeof(lockdep_recursion) },
+#endif
+#ifdef CONFIG_TRACE_IRQFLAGS
+		/* Interrupt flag tracing, on every local_irq_*() */
+		{ &hardirqs_enabled, sizeof(hardirqs_enabled) },
+		{ &hardirq_context, sizeof(hardirq_context) },
+#endif
+	};
+	size_t size;
+	int i, ret;
+
+	for (i = 0; i < ARRAY_SIZE(vars); i++) {
+		size = vars[i].size ?: __per_cpu_asi_end - __per_cpu_asi_start;
+		ret = asi_map_percpu(iso, vars[i].ptr, size, "core");
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+/*
+ * Kernel data read on the VM-entry and VM-exit paths while isolated: what
+ * is defined __asi_data, on pages of its own (the CPU masks that
+ * RCU's and lockdep's checks read; bp_desc and tp_vec, which a static key
+ * flipped on another CPU makes poke_int3_handler() read at any instruction
+ * being patched), and the tracepoint strings (TPS()), read as arguments
+ * even when tracing is off, which the linker script page-aligns too.
+ */
+static int iso_map_core_data(struct asi *iso)
+{
+	size_t size = __end_asi_data - __start_asi_data;
+	int ret;
+
+	/* __asi_data: CPU masks, and the text-patching state poke_int3_handler() reads */
+	ret = asi_map(iso, __start_asi_data, size, ASI_PTE,
+		      "core");
+	/* The string pointers tracepoint_string() loads, in RCU's calls on VM-entry */
+	size = PAGE_ALIGN((unsigned long)__stop___tracepoint_str -
+			  (unsigned long)__start___tracepoint_str);
+	if (!ret && size)
+		ret = asi_map(iso, __start___tracepoint_str, size, ASI_PTE,
+			      "core");
+#ifdef CONFIG_LOCKDEP
+	/*
+	 * Lock tracking reads and writes lockdep's own state (classes, chains,
+	 * traces: lockdep.c's static arrays) and the lockdep_map of every
+	 * static lock, anywhere in .data and .bss, on each lock operation and
+	 * interrupt flag change.  So a lockdep kernel maps all of them: it
+	 * tests isolation's paths, it does not keep host data from guests.
+	 */
+	if (!ret)
+		ret = asi_map(iso, _sdata, _edata - _sdata, ASI_PTE, "lockdep");
+	if (!ret)
+		ret = asi_map(iso, __bss_start, __bss_stop - __bss_start,
+			      ASI_PTE, "lockdep");
+#ifdef CONFIG_UNWINDER_ORC
+	/* Recording a new dependency records a stack trace: ORC's tables. */
+	if (!ret)
+		ret = asi_map(iso, __start_orc_unwind_ip,
+			      orc_lookup_end - __start_orc_unwind_ip, ASI_PTE,
+			      "lockdep");
+#endif
+	/* The same for per-CPU data: lockdep's, and its checkers' beside it. */
+	if (!ret)
+		ret = asi_map_percpu(iso, (void __percpu __force *)__per_cpu_start,
+				     __per_cpu_end - __per_cpu_start, "lockdep");
+#endif
+	return ret;
+}
+
+/*
+ * A module's code and data whole, with the kernel's permissions: text,
+ * read-only data and data read-only after init are copied without the
+ * write bit, since the module asking may still be in its init function,
+ * whose end makes its .data..ro_after_init read-only in the kernel's table
+ * and would leave a copy taken now writable.
+ */
+static int iso_map_module(struct asi *iso, struct module *mod)
+{
+	const struct module_layout *l = &mod->core_layout;
+	int ret;
+
+	ret = iso_map_kind(iso, l->base, l->ro_after_init_size, ASI_PTE, "core",
+			   ISO_KIND_OBJECT, _PAGE_RW);
+	if (ret)
+		return ret;
+	if (l->size > l->ro_after_init_size) {
+		ret = asi_map(iso, l->base + l->ro_after_init_size,
+			      l->size - l->ro_after_init_size, ASI_PTE, "core");
+		if (ret)
+			return ret;
+	}
+	if (!mod->percpu_size)
+		return 0;
+	/*
+	 * Whole pages, from ASI_MODULE_PERCPU_PAGES(): otherwise the
+	 * pages hold other modules' or the kernel's per-CPU data too.
+	 */
+	if (!PAGE_ALIGNED(per_cpu_ptr(mod->percpu, 0)) || !PAGE_ALIGNED(mod->percpu_size)) {
+		pr_warn("not enabled: the %s module's per-CPU data is not on pages of its own\n",
+			mod->name);
+		return -EINVAL;
+	}
+	return iso_map_percpu(iso, mod->percpu, mod->percpu_size, "core", ISO_KIND_OBJECT);
+}
+
+static int iso_map_core(struct asi *iso, struct module *const *mods,
+			unsigned int nr_mods, const char **what)
+{
+	unsigned int i;
+	int ret;
+
+	/* Everything that runs: entry code, VM-entry and VM-exit, handlers */
+	*what = "kernel text";
+	ret = asi_map(iso, _text, _etext - _text, ASI_PMD, "core");
+	if (ret)
+		return ret;
+	/* Constants, jump tables, __per_cpu_offset, exception tables */
+	*what = "kernel rodata";
+	ret = asi_map(iso, __start_rodata, __end_rodata - __start_rodata,
+		      ASI_PMD, "core");
+	if (ret)
+		return ret;
+	/*
+	 * The entry code's IDT, GDT, entry stack, TSS and exception stacks;
+	 * and the debug stores and PEBS/BTS buffers, which the CPU writes
+	 * through whatever table is loaded when a counter samples host code.
+	 */
+	*what = "cpu_entry_area";
+	ret = asi_map(iso, (void *)CPU_ENTRY_AREA_BASE, CPU_ENTRY_AREA_MAP_SIZE,
+		      ASI_P4D, "core");
+	if (ret)
+		return ret;
+	*what = "per-CPU data";
+	ret = iso_map_core_percpu(iso);
+	if (ret)
+		return ret;
+	*what = "kernel data";
+	ret = iso_map_core_data(iso);
+	if (ret)
+		return ret;
+	/* The user's modules: its exit handlers and their data */
+	*what = "modules";
+	for (i = 0; i < nr_mods && !ret; i++)
+		ret = iso_map_module(iso, mods[i]);
+	return ret;
+}
+
+static int __init iso_parse_cmdline(char *arg)
+{
+	if (!arg)
+		return -EINVAL;
+	return kstrtobool(arg, &asi_at_boot);
+}
+early_param("asi", iso_parse_cmdline);
+
+/**
+ * asi_request_at_boot() - lay out the kernel for isolation
+ *
+ * For a user's own boot parameter that implies asi=on, from its
+ * early_param() handler: parameters are parsed before the task cache and
+ * SRCU's data exist.
+ */
+void __init asi_request_at_boot(void)
+{
+	asi_at_boot = true;
+}
+
+/**
+ * asi_task_struct_size() - the size of task structs
+ * @size: the size of a task struct with its FPU state
+ *
+ * Called once by the FPU code, after early parameters are parsed and
+ * before fork_init() creates the task struct cache.  A cache of objects
+ * of whole pages lays each object on pages of its own, and
+ * arch_dup_task_struct() zeroes what follows the task struct.
+ *
+ * Return: @size, rounded up to whole pages with asi=on on the kernel
+ * command line.
+ */
+int __init asi_task_struct_size(int size)
+{
+	return asi_exclusive_size(size);
+}
+
+/**
+ * asi_exclusive_size() - the size to allocate for an object isolation maps
+ * @size: the size of the object
+ *
+ * For objects that code outside the user allocates and an isolated address
+ * space maps (each VM's SRCU per-CPU data): allocated at this size, and aligned
+ * to it, the object shares its pages with nothing.
+ *
+ * Return: @size, rounded up to whole pages with asi=on on the kernel
+ * command line.
+ */
+size_t asi_exclusive_size(size_t size)
+{
+	return asi_at_boot ? PAGE_ALIGN(size) : size;
+}
+EXPORT_SYMBOL_NS_GPL(asi_exclusive_size, ASI);
+
+/*
+ * Does every task struct start a page?  The task cache lays them out so
+ * unless the slab puts debugging metadata after each (slab debugging,
+ * KASAN), which moves all but the first of a slab off their pages.
+ */
+static bool iso_tasks_page_aligned(void)
+{
+	struct task_struct *g, *t;
+	bool aligned = true;
+
+	rcu_read_lock();
+	for_each_process_thread(g, t)
+		aligned &= PAGE_ALIGNED(t);
+	rcu_read_unlock();
+	return aligned;
+}
+
+/**
+ * asi_setup() - build the core isolated address space and enable isolation
+ * @mods: the modules whose code, data and per-CPU data every instance maps
+ *	whole: the caller's own and those it calls while isolated
+ * @nr_mods: how many
+ *
+ * Isolation must have been asked for at boot (asi=on, or a user's
+ * parameter that implies it): only then are task structs and SRCU
+ * data on pages of their own, and the kernel's mappings not global (so
+ * that its TLB entries do not outlive the switch to a restricted table)
+ * where PTI does not make them so.
+ *
+ * Return: 0 when isolation is enabled, else a negative error, after saying
+ * why: -EOPNOTSUPP when it was not asked for at boot.
+ */
+int asi_setup(struct module *const *mods, unsigned int nr_mods)
+{
+	const char *what = "the core address space";
+	unsigned int i;
+	int ret = -ENOMEM;
+
+	/*
+	 * Asked for at boot, the kernel lays out for isolation what a VM maps
+	 * besides the user's own objects: task structs and SRCU data on pages of
+	 * their own and, without PTI, kernel mappings that are not global.
+	 * Asked for any later, all of that shares its pages with what a VM may
+	 * not see.
+	 */
+	if (!asi_at_boot) {
+		pr_warn("not enabled: task structs, SRCU data and the kernel's mappings are laid out for isolation only when it is asked for at boot: pass asi=on on the kernel command line\n");
+		return -EOPNOTSUPP;
+	}
+	/*
+	 * Code built in sets up before mark_rodata_ro(): text and read-only
+	 * data would be copied writable, with the init pages, and its data is
+	 * not in a module's sections to map.
+	 */
+	for (i = 0; i < nr_mods; i++) {
+		if (!mods[i]) {
+			pr_warn("not enabled: the code that asked is built into the kernel (build it as a module)\n");
+			return -EINVAL;
+		}
+	}
+	if (WARN_ON(iso_core))
+		return -EBUSY;
+
+	iso_core = iso_create(NULL, GFP_KERNEL, "core");
+	if (!iso_core)
+		goto err;
+	ret = iso_map_core(iso_core, mods, nr_mods, &what);
+	if (ret)
+		goto err;
+
+	static_branch_enable(&asi_enabled_key);
+	if (IS_ENABLED(CONFIG_LOCKDEP))
+		iso_degraded = "lockdep maps all of the kernel's data (CONFIG_LOCKDEP)";
+	else if (!iso_tasks_page_aligned())
+		iso_degraded = "slab debugging or KASAN makes task structs share pages";
+	if (iso_degraded) {
+		add_taint(TAINT_AUX, LOCKDEP_STILL_OK);
+		pr_warn("degraded, the kernel is tainted: %s\n", iso_degraded);
+	}
+	pr_info("Running with isolated address space: core maps %lu KiB, %lu page-table pages\n",
+		iso_mapped_total(iso_core) >> 10, asi_pgtable_pages());
+	return 0;
+err:
+	pr_err("not enabled: mapping %s failed (%d)\n", what, ret);
+	asi_destroy(iso_core);
+	iso_core = NULL;
+	return ret;
+}
+EXPORT_SYMBOL_NS_GPL(asi_setup, ASI);
+
+/**
+ * asi_teardown() - disable isolation and free the core
+ *
+ * Called when the user goes away; every VM's instance is gone by then.
+ */
+void asi_teardown(void)
+{
+	int cpu;
+
+	if (!iso_core)
+		return;
+	/* With the key off, interrupts would not leave a CPU still isolated. */
+	for_each_possible_cpu(cpu) {
+		if (READ_ONCE(per_cpu(asi_cpu, cpu).iso)) {
+			WARN(1, "CPU %d is still isolated: isolation stays enabled\n", cpu);
+			return;
+		}
+	}
+	static_branch_disable(&asi_enabled_key);
+	WARN_ON(atomic_read(&iso_nr_shared_users));
+	asi_destroy(iso_core);
+	iso_core = NULL;
+	pr_info("isolated address space disabled\n");
+}
+EXPORT_SYMBOL_NS_GPL(asi_teardown, ASI);

@@ -1,0 +1,653 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Address space isolation (ASI): debugging aids, with
+ * CONFIG_ADDRESS_SPACE_ISOLATION_DEBUG only.  The audit of what a
+ * restricted table maps, the search of its pages for planted bytes, the
+ * ranges list, the summary by kind of memory and ptdump.  They read any
+ * memory a table maps: not for production kernels.
+ */
+
+#define pr_fmt(fmt) "asi: " fmt
+
+#include <linux/kasan.h>
+#include <linux/mm.h>
+#include <linux/module.h>
+#include <linux/percpu.h>
+#include <linux/seq_file.h>
+#include <linux/pgalloc.h>
+#include <linux/sched/mm.h>
+#include <linux/sched/signal.h>
+#include <linux/sched/task.h>
+#include <linux/sched/task_stack.h>
+#include <linux/slab.h>
+#include <linux/vmalloc.h>
+#include <linux/xarray.h>
+
+#include <asm/cpu_entry_area.h>
+#include <asm/desc.h>
+#include <asm/asi_debug.h>
+#include <asm/sections.h>
+#include <asm/tlbflush.h>
+
+#include "asi.h"
+
+static const char *const iso_level_names[] = { "pgd", "p4d", "pud", "pmd", "pte" };
+
+/*
+ * Bytes of [start, end) that no object of @iso or of the core stands for;
+ * the first of them in *first.  The core's ranges do not change while
+ * other instances exist.
+ */
+static unsigned long iso_uncovered(struct asi *iso, unsigned long start,
+				   unsigned long end, unsigned long *first)
+{
+	struct asi *owners[] = { iso, iso->shared };
+	unsigned long pos = start, gap = 0, reach, next;
+	struct iso_range *r;
+	int i;
+
+	*first = 0;
+	while (pos < end) {
+		reach = pos;
+		next = end;
+		for (i = 0; i < ARRAY_SIZE(owners) && owners[i]; i++) {
+			list_for_each_entry(r, &owners[i]->ranges, list) {
+				if (r->obj_start <= pos && r->obj_end > reach)
+					reach = r->obj_end;
+				else if (r->obj_start > pos && r->obj_start < next)
+					next = r->obj_start;
+			}
+		}
+		if (reach > pos) {
+			pos = reach;
+			continue;
+		}
+		if (!gap)
+			*first = pos;
+		gap += next - pos;
+		pos = next;
+	}
+	return gap;
+}
+
+/* Name what holds @addr, a byte mapped for no object. */
+static void iso_audit_describe(struct seq_file *m, unsigned long addr)
+{
+	struct page *page;
+	unsigned long off;
+	int cpu;
+
+	if (addr >= (unsigned long)_text && addr < (unsigned long)_end) {
+		seq_printf(m, "kernel image %pS", (void *)addr);
+		return;
+	}
+	for_each_possible_cpu(cpu) {
+		off = addr - per_cpu_offset(cpu);
+		if (off >= (unsigned long)__per_cpu_start && off < (unsigned long)__per_cpu_end) {
+			seq_printf(m, "per-CPU data %#lx of CPU %d", off, cpu);
+			return;
+		}
+	}
+	if (is_vmalloc_or_module_addr((void *)addr) || !virt_addr_valid(addr)) {
+		seq_printf(m, "%pS", (void *)addr);
+		return;
+	}
+	page = virt_to_head_page((void *)addr);
+	if (PageSlab(page))
+		seq_puts(m, "slab memory");
+	else if (PageBuddy(page) || !page_count(page))
+		seq_puts(m, "free memory");
+	else
+		seq_printf(m, "a page (%pGp)", &page->flags);
+}
+
+/*
+ * What the objects mapped on the page at @addr are: a known kind only if
+ * all of them are of it, so that an ordinary object beside still counts.
+ */
+static enum iso_kind iso_page_kind(struct asi *iso, unsigned long addr)
+{
+	struct asi *owners[] = { iso, iso->shared };
+	enum iso_kind kind = ISO_KIND_TASK;
+	struct iso_range *r;
+	int i;
+
+	for (i = 0; i < ARRAY_SIZE(owners) && owners[i]; i++)
+		list_for_each_entry(r, &owners[i]->ranges, list)
+			if (r->obj_end > addr && r->obj_start < addr + PAGE_SIZE)
+				kind = min(kind, r->kind);
+	return kind;
+}
+
+/* Name the objects mapped on the page at @addr, with the bytes each covers. */
+static void iso_audit_owners(struct seq_file *m, struct asi *iso, unsigned long addr)
+{
+	struct asi *owners[] = { iso, iso->shared };
+	unsigned long from, to;
+	struct iso_range *r;
+	int i, n = 0;
+
+	for (i = 0; i < ARRAY_SIZE(owners) && owners[i]; i++) {
+		list_for_each_entry(r, &owners[i]->ranges, list) {
+			if (r->obj_end <= addr || r->obj_start >= addr + PAGE_SIZE)
+				continue;
+			if (n++ == 4) {
+				seq_puts(m, ", ...");
+				return;
+			}
+			from = max(r->obj_start, addr) - addr;
+			to = min(r->obj_end, addr + PAGE_SIZE) - addr;
+			seq_printf(m, "%s%s +%#lx-%#lx", n > 1 ? ", " : "", r->owner, from, to);
+		}
+	}
+}
+
+struct iso_audit {
+	struct asi *iso;
+	struct seq_file *m;
+	unsigned int lines;		/* findings still to describe */
+	struct asi_audit *res;
+	const u8 *needle;		/* asi_find() looks for it instead */
+	size_t needle_len;
+	u8 *buf;			/* a page, for it */
+	unsigned long found;
+};
+
+/* Does the page of RAM at @pfn hold the needle?  Read it without faulting. */
+static bool iso_page_holds(struct iso_audit *a, unsigned long pfn)
+{
+	const u8 *p, *last = a->buf + PAGE_SIZE - a->needle_len;
+
+	if (!pfn_valid(pfn) || !page_is_ram(pfn) ||
+	    copy_from_kernel_nofault(a->buf, pfn_to_kaddr(pfn), PAGE_SIZE))
+		return false;
+	for (p = a->buf; p <= last; p++) {
+		p = memchr(p, a->needle[0], last - p + 1);
+		if (!p)
+			return false;
+		if (!memcmp(p, a->needle, a->needle_len))
+			return true;
+	}
+	return false;
+}
+
+/* One 4 KiB page the restricted table maps at @addr. */
+static void iso_audit_page(struct iso_audit *a, unsigned long addr, unsigned long pfn)
+{
+	unsigned long first, n;
+
+	if (a->needle) {
+		a->found += iso_page_holds(a, pfn);
+		return;
+	}
+	n = iso_uncovered(a->iso, addr, addr + PAGE_SIZE, &first);
+	a->res->pages++;
+	if (!n)
+		return;
+	if (n == PAGE_SIZE) {
+		a->res->stray++;
+	} else {
+		a->res->shared++;
+		switch (iso_page_kind(a->iso, addr)) {
+		case ISO_KIND_PERCPU:
+			a->res->shared_percpu++;
+			break;
+		case ISO_KIND_TASK:
+			a->res->shared_task++;
+			break;
+		default:
+			break;
+		}
+	}
+	a->res->foreign_bytes += n;
+	if (!a->m || !a->lines)
+		return;
+	a->lines--;
+	seq_printf(a->m, "# %s: %s page %#lx (pfn %#lx", a->iso->name,
+		   n == PAGE_SIZE ? "stray" : "shared", addr, pfn);
+	if (n != PAGE_SIZE) {
+		seq_puts(a->m, ", mapped for ");
+		iso_audit_owners(a->m, a->iso, addr);
+	}
+	seq_printf(a->m, "), %lu bytes of no mapped object, the first at +%#lx: ", n, first - addr);
+	iso_audit_describe(a->m, first);
+	seq_putc(a->m, '\n');
+}
+
+/*
+ * Is the leaf @val, which maps @addr at @level from @pfn on, still the
+ * kernel's memory there, with no more rights than the kernel gives it?
+ * Each 4 KiB page of it that the kernel unmapped or maps elsewhere now (its
+ * object was freed, or moved) or that is free in the page allocator is
+ * stale; one the kernel maps read-only, or that is writable and
+ * executable, is writable.
+ */
+static void iso_audit_rights(struct iso_audit *a, unsigned long addr, enum asi_level level,
+			     unsigned long val, unsigned long pfn)
+{
+	bool exec = !(val & _PAGE_NX) || !(__supported_pte_mask & _PAGE_NX);
+	unsigned long p, k;
+	const char *what;
+
+	for (p = 0; p < iso_size(level); p += PAGE_SIZE, pfn++) {
+		k = iso_kernel_entry(addr + p, ASI_PTE);
+		if (!k || (k & PTE_PFN_MASK) >> PAGE_SHIFT != pfn ||
+		    (pfn_valid(pfn) && PageBuddy(pfn_to_page(pfn)))) {
+			a->res->stale++;
+			what = "stale";
+		} else if ((val & _PAGE_RW) && !(k & _PAGE_RW)) {
+			a->res->writable++;
+			what = "writable where the kernel's is read-only";
+		} else if ((val & _PAGE_RW) && exec) {
+			a->res->writable++;
+			what = "writable and executable";
+		} else {
+			continue;
+		}
+		if (!a->m || !a->lines)
+			continue;
+		a->lines--;
+		seq_printf(a->m, "# %s: %s page %#lx (pfn %#lx, the kernel's entry %#lx)\n",
+			   a->iso->name, what, addr + p, pfn, k);
+	}
+}
+
+static void iso_audit_table(struct iso_audit *a, void *table, enum asi_level level,
+			    unsigned long base)
+{
+	unsigned long *e = table, addr, first, size = iso_size(level), pfn, p;
+	unsigned int i;
+
+	for (i = 0; i < PTRS_PER_PTE; i++) {
+		addr = iso_entry_addr(base, i, level);
+		if (!iso_present(e[i]))
+			continue;
+		if (!iso_leaf(level, e[i])) {
+			iso_audit_table(a, iso_table(e[i]), iso_next_level(level), addr);
+			continue;
+		}
+		pfn = (e[i] & PTE_PFN_MASK & ~(size - 1)) >> PAGE_SHIFT;
+		if (!a->needle)
+			iso_audit_rights(a, addr, level, e[i], pfn);
+		/* A large leaf that objects cover whole: no need to look closer. */
+		if (size > PAGE_SIZE && !a->needle &&
+		    !iso_uncovered(a->iso, addr, addr + size, &first)) {
+			a->res->pages += size >> PAGE_SHIFT;
+			continue;
+		}
+		for (p = 0; p < size; p += PAGE_SIZE) {
+			iso_audit_page(a, addr + p, pfn + (p >> PAGE_SHIFT));
+			cond_resched();
+		}
+	}
+}
+
+static bool iso_maps_any(struct asi *iso, const void *ptr, size_t size)
+{
+	unsigned long a, end = (unsigned long)ptr + size;
+
+	lockdep_assert_held(&iso->lock);
+	for (a = (unsigned long)ptr & PAGE_MASK; ptr && a < end; a += PAGE_SIZE)
+		if (asi_is_mapped(iso, (void *)a))
+			return true;
+	return false;
+}
+
+/**
+ * asi_maps_any() - does an isolated address space map part of a buffer?
+ * @iso: the instance
+ * @ptr: the buffer, or NULL
+ * @size: its size
+ *
+ * Return: true if the restricted page table translates a page of the buffer.
+ */
+bool asi_maps_any(struct asi *iso, const void *ptr, size_t size)
+{
+	bool ret;
+
+	/* The instance's own tasks may unmap, and free table pages, meanwhile. */
+	mutex_lock(&iso->lock);
+	ret = iso_maps_any(iso, ptr, size);
+	mutex_unlock(&iso->lock);
+	return ret;
+}
+EXPORT_SYMBOL_NS_GPL(asi_maps_any, ASI);
+
+/**
+ * asi_maps_allocation() - does an isolated address space map part of an allocation?
+ * @iso: the instance
+ * @ptr: the start of a slab object, a vmalloc area or pages of the page allocator
+ *
+ * Return: true if the restricted page table translates a page of the
+ * whole allocation, its slack included.
+ */
+bool asi_maps_allocation(struct asi *iso, const void *ptr)
+{
+	struct vm_struct *area;
+	size_t size = PAGE_SIZE;
+	struct page *page;
+
+	if (is_vmalloc_addr(ptr)) {
+		area = find_vm_area(ptr);
+		if (area)
+			size = get_vm_area_size(area);
+	} else if (virt_addr_valid(ptr)) {
+		page = virt_to_head_page(ptr);
+		size = PageSlab(page) ? __ksize(ptr) : page_size(page);
+	}
+	return asi_maps_any(iso, ptr, size);
+}
+EXPORT_SYMBOL_NS_GPL(asi_maps_allocation, ASI);
+
+/**
+ * iso_irq_stack() - the bottom of a CPU's hard-IRQ stack
+ * @cpu: the CPU
+ *
+ * Return: the stack's lowest address, or NULL when it has none yet.
+ */
+void *iso_irq_stack(int cpu)
+{
+	void *top = per_cpu(hardirq_stack_ptr, cpu);
+
+	return top ? top + 8 - IRQ_STACK_SIZE : NULL;
+}
+
+/*
+ * No CPU's hard-IRQ stack may be mapped: it holds the stale frames of
+ * whatever that CPU handled, and interrupts leave isolation before they
+ * switch to it.
+ */
+static void iso_audit_irq_stacks(struct asi *iso, struct asi_audit *res)
+{
+	int cpu;
+
+	for_each_online_cpu(cpu)
+		res->irq_stacks += iso_maps_any(iso, iso_irq_stack(cpu), IRQ_STACK_SIZE);
+}
+
+/*
+ * The tasks mapped with asi_map_task(), which may have exited,
+ * and every other task on the system, none of whose task struct or stack
+ * pages may be mapped.
+ */
+static void iso_audit_tasks(struct asi *iso, struct asi_audit *res)
+{
+	struct task_struct *g, *t;
+	struct iso_range *r;
+	bool own;
+
+	list_for_each_entry(r, &iso->ranges, list)
+		res->tasks += r->kind == ISO_KIND_TASK;
+	rcu_read_lock();
+	for_each_process_thread(g, t) {
+		own = false;
+		list_for_each_entry(r, &iso->ranges, list)
+			own |= r->kind == ISO_KIND_TASK && r->ptr == (unsigned long)t;
+		if (!own && (iso_maps_any(iso, t, arch_task_struct_size) ||
+			     iso_maps_any(iso, READ_ONCE(t->stack), THREAD_SIZE)))
+			res->other_tasks++;
+	}
+	rcu_read_unlock();
+}
+
+/*
+ * What page-exclusive allocation costs the instance: the bytes of its
+ * objects' pages that the objects do not use, by owner.
+ */
+static void iso_audit_padding(struct seq_file *m, struct asi *iso)
+{
+	struct { const char *owner; unsigned long bytes; } pad[4] = {};
+	struct iso_range *r;
+	int i;
+
+	list_for_each_entry(r, &iso->ranges, list) {
+		if (r->shadow || r->obj_end - r->obj_start <= r->bytes)
+			continue;
+		/* The last slot takes any owner beyond the first ones. */
+		for (i = 0; i < ARRAY_SIZE(pad) - 1; i++)
+			if (!pad[i].owner || !strcmp(pad[i].owner, r->owner))
+				break;
+		if (pad[i].owner && strcmp(pad[i].owner, r->owner))
+			pad[i].owner = "other";
+		pad[i].owner = pad[i].owner ?: r->owner;
+		pad[i].bytes += r->obj_end - r->obj_start - r->bytes;
+	}
+	seq_printf(m, "# %s: bytes of its objects' pages the objects do not use:", iso->name);
+	for (i = 0; i < ARRAY_SIZE(pad) && pad[i].owner; i++)
+		seq_printf(m, " %s %lu", pad[i].owner, pad[i].bytes);
+	seq_putc(m, '\n');
+}
+
+/**
+ * asi_audit() - is every mapped byte one that the instance may map?
+ * @iso: the instance
+ * @m: where to describe findings as "# " lines, or NULL
+ * @max_lines: how many findings to describe at most
+ * @res: what the audit counted
+ *
+ * Walks every present leaf of the restricted table, the core's included,
+ * and classifies each mapped byte: it belongs to an object mapped for @iso
+ * or the core, or it does not.  A page of bytes of no mapped object is a
+ * finding: "stray" when no object is on it at all, "shared" when a mapped
+ * object shares it with something else (another allocation, another CPU's
+ * or the kernel's variables, free memory).  Objects are their exact bytes,
+ * except page-granular allocations, which own their pages whole.  Then
+ * looks at every task: none but those mapped with asi_map_task()
+ * may have a page of its task struct or stack mapped.  Every leaf must
+ * still map what the kernel maps at its address (not stale) with no more
+ * rights (not writable where the kernel's mapping is read-only, never
+ * writable and executable), and no CPU's hard-IRQ stack may be mapped.
+ *
+ * Return: the number of findings: stray, shared, stale and writable pages,
+ * and mapped hard-IRQ stacks.
+ */
+unsigned long asi_audit(struct asi *iso, struct seq_file *m,
+			unsigned int max_lines, struct asi_audit *res)
+{
+	struct iso_audit a = { .iso = iso, .m = m, .lines = max_lines, .res = res };
+
+	memset(res, 0, sizeof(*res));
+	mutex_lock(&iso->lock);
+	iso_audit_table(&a, iso->pgd, ASI_PGD, 0);
+	iso_audit_tasks(iso, res);
+	iso_audit_irq_stacks(iso, res);
+	if (m)
+		iso_audit_padding(m, iso);
+	mutex_unlock(&iso->lock);
+	return res->stray + res->shared + res->stale + res->writable + res->irq_stacks;
+}
+EXPORT_SYMBOL_NS_GPL(asi_audit, ASI);
+
+/**
+ * asi_find() - count the mapped pages that hold some bytes
+ * @iso: the instance
+ * @needle: the bytes, a secret that a test planted somewhere
+ * @len: their number, 1 to PAGE_SIZE
+ *
+ * Reads every mapped page of RAM through the direct map, the core's
+ * included.  Bytes that straddle two pages are not found.
+ *
+ * Return: the number of mapped 4 KiB pages that hold @needle, or a
+ * negative error.
+ */
+long asi_find(struct asi *iso, const void *needle, size_t len)
+{
+	struct asi_audit res;
+	struct iso_audit a = { .iso = iso, .res = &res, .needle = needle, .needle_len = len };
+
+	if (!len || len > PAGE_SIZE)
+		return -EINVAL;
+	a.buf = kmalloc(PAGE_SIZE, GFP_KERNEL);
+	if (!a.buf)
+		return -ENOMEM;
+	mutex_lock(&iso->lock);
+	iso_audit_table(&a, iso->pgd, ASI_PGD, 0);
+	mutex_unlock(&iso->lock);
+	kfree(a.buf);
+	return a.found;
+}
+EXPORT_SYMBOL_NS_GPL(asi_find, ASI);
+
+#if IS_ENABLED(CONFIG_PTDUMP_DEBUGFS)
+/**
+ * asi_ptdump() - dump every isolated address space with ptdump
+ * @m: the seq_file of /sys/kernel/debug/page_tables/asi
+ *
+ * The restricted table of each instance, core first, walked as ptdump
+ * walks the kernel's.
+ */
+void asi_ptdump(struct seq_file *m)
+{
+	struct asi *iso;
+
+	mutex_lock(&iso_instances_lock);
+	list_for_each_entry(iso, &iso_instances, list) {
+		seq_printf(m, "---[ asi: %s ]---\n", iso->name);
+		mutex_lock(&iso->lock);
+		ptdump_walk_pgd_table_debugfs(m, iso->pgd);
+		mutex_unlock(&iso->lock);
+	}
+	mutex_unlock(&iso_instances_lock);
+}
+#endif
+
+/**
+ * asi_ranges_show() - show every mapped range
+ * @m: the debugfs "ranges" file
+ * @v: unused
+ *
+ * One line per range of every address space: its owner, start and end,
+ * size and the page-table level it is copied at.
+ *
+ * Return: 0.
+ */
+int asi_ranges_show(struct seq_file *m, void *v)
+{
+	struct asi *iso;
+	struct iso_range *r;
+
+	seq_puts(m, "# instance owner start end bytes level\n");
+	mutex_lock(&iso_instances_lock);
+	list_for_each_entry(iso, &iso_instances, list) {
+		mutex_lock(&iso->lock);
+		list_for_each_entry(r, &iso->ranges, list)
+			seq_printf(m, "%s %s %#lx %#lx %lu %s\n", iso->name, r->owner, r->first,
+				   r->last + 1, r->last - r->first + 1, iso_level_names[r->level]);
+		mutex_unlock(&iso->lock);
+	}
+	mutex_unlock(&iso_instances_lock);
+	return 0;
+}
+EXPORT_SYMBOL_NS_GPL(asi_ranges_show, ASI);
+
+/*
+ * What the kernel maps, for comparison, less KASAN's shadow: most of that
+ * maps one zero page through the same tables billions of times over.
+ */
+static unsigned long iso_kernel_mapped_bytes(void)
+{
+	unsigned long total = 0;
+	unsigned int i;
+
+	for (i = KERNEL_PGD_BOUNDARY; i < PTRS_PER_PGD; i++) {
+#ifdef CONFIG_KASAN
+		if (i >= pgd_index(KASAN_SHADOW_START) && i <= pgd_index(KASAN_SHADOW_END - 1))
+			continue;
+#endif
+		total += iso_mapped_bytes(init_mm.pgd, ASI_PGD, i, i);
+	}
+	return total;
+}
+
+/* What the core maps, by the kind of memory, for the summary. */
+enum iso_area {
+	ISO_AREA_TEXT, ISO_AREA_RODATA, ISO_AREA_DATA, ISO_AREA_PERCPU,
+	ISO_AREA_ENTRY, ISO_AREA_MODULES, ISO_AREA_SHADOW, ISO_AREA_OTHER,
+	ISO_NR_AREAS
+};
+
+static const char *const iso_area_names[ISO_NR_AREAS] = {
+	"text", "rodata", "data", "percpu", "entry_area", "modules", "kasan_shadow", "other",
+};
+
+static bool iso_in(unsigned long addr, const void *start, const void *end)
+{
+	return addr >= (unsigned long)start && addr < (unsigned long)end;
+}
+
+static enum iso_area iso_area(unsigned long addr)
+{
+	if (iso_in(addr, _text, _etext))
+		return ISO_AREA_TEXT;
+	if (iso_in(addr, __start_rodata, __end_rodata))
+		return ISO_AREA_RODATA;
+	if (iso_in(addr, _sdata, _edata) || iso_in(addr, __bss_start, __bss_stop))
+		return ISO_AREA_DATA;
+	if (is_kernel_percpu_address(addr) || is_module_percpu_address(addr))
+		return ISO_AREA_PERCPU;
+	if (addr >= CPU_ENTRY_AREA_BASE && addr - CPU_ENTRY_AREA_BASE < CPU_ENTRY_AREA_MAP_SIZE)
+		return ISO_AREA_ENTRY;
+	if (addr >= MODULES_VADDR && addr < MODULES_END)
+		return ISO_AREA_MODULES;
+#ifdef CONFIG_KASAN
+	if (addr >= KASAN_SHADOW_START && addr < KASAN_SHADOW_END)
+		return ISO_AREA_SHADOW;
+#endif
+	return ISO_AREA_OTHER;
+}
+
+/* Add the bytes mapped below @table at @level to @bytes, by kind. */
+static void iso_count_areas(void *table, enum asi_level level, unsigned long base,
+			    unsigned long *bytes)
+{
+	unsigned long *e = table, addr, p;
+	unsigned int i;
+
+	for (i = level == ASI_PGD ? KERNEL_PGD_BOUNDARY : 0; i < PTRS_PER_PTE; i++) {
+		addr = iso_entry_addr(base, i, level);
+		if (!iso_present(e[i]))
+			continue;
+		if (!iso_leaf(level, e[i])) {
+			iso_count_areas(iso_table(e[i]), iso_next_level(level), addr, bytes);
+			continue;
+		}
+		for (p = 0; p < iso_size(level); p += PAGE_SIZE)
+			bytes[iso_area(addr + p)] += PAGE_SIZE;
+	}
+}
+
+/**
+ * asi_show_summary() - show the sizes of the address spaces
+ * @m: the debugfs "stats" file
+ *
+ * What the core and each VM map, and their page-table pages, against what
+ * the kernel itself maps; what the core maps by kind of memory.
+ */
+void asi_show_summary(struct seq_file *m)
+{
+	unsigned long kernel, bytes[ISO_NR_AREAS] = {};
+	struct asi *iso;
+	int i, n = 0;
+
+	mutex_lock(&iso_instances_lock);
+	list_for_each_entry(iso, &iso_instances, list) {
+		mutex_lock(&iso->lock);
+		seq_printf(m, "mapped_kib_%s %lu\n", iso->name, iso_mapped_total(iso) >> 10);
+		seq_printf(m, "pagetable_pages_%s %lu\n", iso->name,
+			   iso->nr_ptpages + (1 << PGD_ALLOCATION_ORDER));
+		mutex_unlock(&iso->lock);
+		n++;
+	}
+	if (iso_core) {
+		mutex_lock(&iso_core->lock);
+		iso_count_areas(iso_core->pgd, ASI_PGD, 0, bytes);
+		mutex_unlock(&iso_core->lock);
+		for (i = 0; i < ISO_NR_AREAS; i++)
+			seq_printf(m, "core_kib_%s %lu\n", iso_area_names[i], bytes[i] >> 10);
+	}
+	mutex_unlock(&iso_instances_lock);
+	kernel = iso_kernel_mapped_bytes();
+	seq_printf(m, "mapped_kib_kernel %lu\n", kernel >> 10);
+	seq_printf(m, "instances %d\n", n);
+}
+EXPORT_SYMBOL_NS_GPL(asi_show_summary, ASI);
