@@ -47,12 +47,12 @@
 
 #include "asi.h"
 
-struct asi *iso_core;
-LIST_HEAD(iso_instances);		/* every instance, for reports */
-DEFINE_MUTEX(iso_instances_lock);
-atomic_t iso_nr_shared_users;	/* instances referencing iso_core */
-atomic_long_t iso_total_ptpages;
-static atomic64_t iso_next_id;		/* instance ids, for PCID slots */
+struct asi *asi_core;
+LIST_HEAD(asi_instances);		/* every instance, for reports */
+DEFINE_MUTEX(asi_instances_lock);
+atomic_t asi_nr_shared_users;	/* instances referencing asi_core */
+atomic_long_t asi_total_ptpages;
+static atomic64_t asi_next_id;		/* instance ids, for PCID slots */
 
 DEFINE_STATIC_KEY_FALSE(asi_enabled_key);
 EXPORT_SYMBOL_NS_GPL(asi_enabled_key, ASI);
@@ -68,63 +68,63 @@ DEFINE_PER_CPU_ASI(bool, asi_trip);
 /* Data: the client reads and clears it in code that may not call out. */
 EXPORT_SYMBOL_NS_GPL(asi_trip, ASI);
 
-static bool iso_overlaps(struct iso_range *r, unsigned long first, unsigned long last)
+static bool asi_overlaps(struct asi_range *r, unsigned long first, unsigned long last)
 {
-	return r->first <= last && first <= r->last;
+	return asi_range_first(r) <= last && first <= asi_range_last(r);
 }
 
 /**
- * iso_needed() - Does another range need an entry?
- * @iso: the instance
+ * asi_needed() - Does another range need an entry?
+ * @asi: the instance
  * @skip: a range not to count, or NULL
  * @first: the first byte of the entry
  * @last: its last byte
  * @level: the level of the entry
  *
- * A range of @iso or of the core, other than @skip, at @level or a coarser
+ * A range of @asi or of the core, other than @skip, at @level or a coarser
  * one, that maps something in [@first, @last].
  *
  * Return: true if one does.
  */
-bool iso_needed(struct asi *iso, struct iso_range *skip, unsigned long first,
+bool asi_needed(struct asi *asi, struct asi_range *skip, unsigned long first,
 		unsigned long last, enum asi_level level)
 {
-	struct asi *owners[] = { iso, iso->shared };
-	struct iso_range *r;
+	struct asi *owners[] = { asi, asi->shared };
+	struct asi_range *r;
 	int i;
 
 	for (i = 0; i < ARRAY_SIZE(owners) && owners[i]; i++)
 		list_for_each_entry(r, &owners[i]->ranges, list)
-			if (r != skip && r->level <= level && iso_overlaps(r, first, last))
+			if (r != skip && r->level <= level && asi_overlaps(r, first, last))
 				return true;
 	return false;
 }
 
 /**
- * iso_covered() - are bytes covered by ranges?
- * @iso: the instance
+ * asi_covered() - are bytes covered by ranges?
+ * @asi: the instance
  * @first: the first byte
  * @last: the last byte
  *
- * Return: true if the union of the ranges of @iso and the core covers
+ * Return: true if the union of the ranges of @asi and the core covers
  * [@first, @last].
  */
-bool iso_covered(struct asi *iso, unsigned long first, unsigned long last)
+bool asi_covered(struct asi *asi, unsigned long first, unsigned long last)
 {
-	struct asi *owners[] = { iso, iso->shared };
+	struct asi *owners[] = { asi, asi->shared };
 	bool progress = true;
-	struct iso_range *r;
+	struct asi_range *r;
 	int i;
 
 	while (progress) {
 		progress = false;
 		for (i = 0; i < ARRAY_SIZE(owners) && owners[i]; i++) {
 			list_for_each_entry(r, &owners[i]->ranges, list) {
-				if (r->first > first || first > r->last)
+				if (asi_range_first(r) > first || first > asi_range_last(r))
 					continue;
-				if (r->last >= last)
+				if (asi_range_last(r) >= last)
 					return true;
-				first = r->last + 1;
+				first = asi_range_last(r) + 1;
 				progress = true;
 			}
 		}
@@ -133,15 +133,16 @@ bool iso_covered(struct asi *iso, unsigned long first, unsigned long last)
 }
 
 /* Does the restricted table still hold what the kernel maps for @r? */
-static bool iso_range_current(struct asi *iso, struct iso_range *r)
+static bool asi_range_current(struct asi *asi, struct asi_range *r)
 {
-	unsigned long addr, next, *slot;
+	unsigned long addr, next, want;
+	void *slot;
 
 	for (addr = r->start; addr < r->end; addr = next) {
-		next = iso_slot_end(addr, r->level, r->end);
-		slot = iso_walk(iso, addr, r->level, false);
-		if (slot && ((READ_ONCE(*slot) ^ (iso_kernel_entry(addr, r->level) & ~r->clear)) &
-			     ~ISO_HW_BITS))
+		next = asi_slot_end(addr, r->level, r->end);
+		slot = asi_walk(asi, addr, r->level, false);
+		want = asi_kernel_entry(addr, r->level) & ~r->clear;
+		if (slot && ((asi_read(slot, r->level) ^ want) & ~ASI_HW_BITS))
 			return false;
 	}
 	return true;
@@ -151,35 +152,36 @@ static bool iso_range_current(struct asi *iso, struct iso_range *r)
  * Finer ranges inside a coarser one were recorded without entries of their
  * own; once the coarser one is gone they get them.
  */
-static void iso_restore_finer(struct asi *iso, struct iso_range *gone)
+static void asi_restore_finer(struct asi *asi, struct asi_range *gone)
 {
-	struct iso_range *r;
+	struct asi_range *r;
 	unsigned long done;
 	int ret;
 
-	list_for_each_entry(r, &iso->ranges, list) {
-		if (r->level <= gone->level || !iso_overlaps(r, gone->first, gone->last))
+	list_for_each_entry(r, &asi->ranges, list) {
+		if (r->level <= gone->level ||
+		    !asi_overlaps(r, asi_range_first(gone), asi_range_last(gone)))
 			continue;
 		done = r->start;
-		ret = iso_copy(iso, r->start, r->end, r->level, r->clear, &done);
+		ret = asi_copy(asi, r->start, r->end, r->level, r->clear, &done);
 		if (!ret) {
-			iso_settle_pending(iso, true, NULL);
+			asi_settle_pending(asi, true, NULL);
 			continue;
 		}
-		iso_undo_copy(iso, r, r->start, r->end, done, r->level);
+		asi_undo_copy(asi, r, r->start, r->end, done, r->level);
 		pr_warn("%s range %#lx-%#lx lost its mapping (%d)\n",
 			r->owner, r->start, r->end, ret);
 	}
 }
 
-static void iso_remove_range(struct asi *iso, struct iso_range *r)
+static void asi_remove_range(struct asi *asi, struct asi_range *r)
 {
 	LIST_HEAD(freed);
 
 	list_del(&r->list);
-	iso_clear(iso, NULL, r->start, r->end, r->level, &freed);
-	iso_free_unlinked(iso, &freed, r->first, r->last);
-	iso_restore_finer(iso, r);
+	asi_clear(asi, NULL, r->start, r->end, r->level, &freed);
+	asi_free_unlinked(asi, &freed, asi_range_first(r), asi_range_last(r));
+	asi_restore_finer(asi, r);
 	kfree(r);
 }
 
@@ -187,46 +189,46 @@ static void iso_remove_range(struct asi *iso, struct iso_range *r)
  * Ranges over [start, end) whose memory the kernel mapped differently since
  * (freed and reallocated without being unmapped) are dropped.
  */
-static bool iso_drop_stale(struct asi *iso, unsigned long start, unsigned long end)
+static bool asi_drop_stale(struct asi *asi, unsigned long start, unsigned long end)
 {
-	struct iso_range *r, *tmp;
+	struct asi_range *r, *tmp;
 	bool dropped = false;
 
-	list_for_each_entry_safe(r, tmp, &iso->ranges, list) {
-		if (iso_overlaps(r, start, end - 1) && !iso_range_current(iso, r)) {
+	list_for_each_entry_safe(r, tmp, &asi->ranges, list) {
+		if (asi_overlaps(r, start, end - 1) && !asi_range_current(asi, r)) {
 			pr_warn("%s range %#lx-%#lx was remapped by the kernel; replacing it\n",
 				r->owner, r->start, r->end);
-			iso_remove_range(iso, r);
+			asi_remove_range(asi, r);
 			dropped = true;
 		}
 	}
 	return dropped;
 }
 
-static struct iso_range *iso_find(struct asi *iso, unsigned long ptr, bool shadow)
+static struct asi_range *asi_find_range(struct asi *asi, unsigned long ptr, bool shadow)
 {
-	struct iso_range *r;
+	struct asi_range *r;
 
-	list_for_each_entry_reverse(r, &iso->ranges, list)
+	list_for_each_entry_reverse(r, &asi->ranges, list)
 		if (r->ptr == ptr && r->shadow == shadow)
 			return r;
 	return NULL;
 }
 
-static bool iso_in_direct_map(unsigned long start, unsigned long end)
+static bool asi_in_direct_map(unsigned long start, unsigned long end)
 {
 	return start < PAGE_OFFSET + (max_pfn << PAGE_SHIFT) && end > PAGE_OFFSET;
 }
 
 /**
- * iso_to_shadow() - the KASAN shadow of a range
+ * asi_to_shadow() - the KASAN shadow of a range
  * @start: the start, made the shadow's
  * @end: the end, made the shadow's
  *
  * [*@start, *@end) becomes the part of KASAN's shadow that describes it;
  * unchanged without generic KASAN.
  */
-void iso_to_shadow(unsigned long *start, unsigned long *end)
+void asi_to_shadow(unsigned long *start, unsigned long *end)
 {
 #ifdef CONFIG_KASAN_GENERIC
 	*start = (unsigned long)kasan_mem_to_shadow((void *)*start);
@@ -243,7 +245,7 @@ void iso_to_shadow(unsigned long *start, unsigned long *end)
  * Ranges copied at a coarser level, and KASAN's shadow, which only says
  * which bytes may be accessed, count as whole pages too.
  */
-static bool iso_page_granular(unsigned long start, unsigned long end)
+static bool asi_page_granular(unsigned long start, unsigned long end)
 {
 	struct vm_struct *area;
 	struct page *page;
@@ -277,7 +279,7 @@ static bool iso_page_granular(unsigned long start, unsigned long end)
  * the slab's.  ksize() lets the slack be used.  Page-granular allocations
  * of other kinds are zeroed by those who map them.
  */
-static void iso_clear_slack(unsigned long start, unsigned long end)
+static void asi_clear_slack(unsigned long start, unsigned long end)
 {
 	if (is_vmalloc_addr((void *)start) || !virt_addr_valid(start) ||
 	    !PageSlab(virt_to_head_page((void *)start)))
@@ -291,20 +293,20 @@ static void iso_clear_slack(unsigned long start, unsigned long end)
  * shadow, as a range of its own found by the same @ptr; the entries
  * without the bits in @clear.
  */
-static int iso_map(struct asi *iso, const void *ptr, size_t size,
-		   enum asi_level level, const char *owner, bool shadow,
-		   enum iso_kind kind, unsigned long clear)
+static int asi_map_range(struct asi *asi, const void *ptr, size_t size,
+			 enum asi_level level, const char *owner, bool shadow,
+			 enum asi_kind kind, unsigned long clear)
 {
 	unsigned long start = (unsigned long)ptr, end = (unsigned long)ptr + size;
 	unsigned long done, obj_start, obj_end;
-	struct iso_range *r;
+	struct asi_range *r;
 	int ret;
 
-	level = iso_norm_level(level);
+	level = asi_norm_level(level);
 	if (!size || level > ASI_PTE || end <= start || start < TASK_SIZE_MAX)
 		return -EINVAL;
 	if (shadow) {
-		iso_to_shadow(&start, &end);
+		asi_to_shadow(&start, &end);
 		level = ASI_PTE;
 		owner = "KASAN shadow";
 	}
@@ -313,73 +315,71 @@ static int iso_map(struct asi *iso, const void *ptr, size_t size,
 	start = round_down(start, PAGE_SIZE);
 	end = round_up(end, PAGE_SIZE);
 	done = start;
-	if (shadow || level != ASI_PTE || iso_page_granular(obj_start, obj_end)) {
+	if (shadow || level != ASI_PTE || asi_page_granular(obj_start, obj_end)) {
 		if (!shadow && level == ASI_PTE)
-			iso_clear_slack(obj_start, obj_end);
+			asi_clear_slack(obj_start, obj_end);
 		obj_start = start;
 		obj_end = end;
 	}
 	/* A coarser copy of the direct map would map unrelated memory. */
-	if (level != ASI_PTE && iso_in_direct_map(start, end))
+	if (level != ASI_PTE && asi_in_direct_map(start, end))
 		return -EINVAL;
 
-	mutex_lock(&iso->lock);
-	r = iso_find(iso, (unsigned long)ptr, shadow);
+	mutex_lock(&asi->lock);
+	r = asi_find_range(asi, (unsigned long)ptr, shadow);
 	if (r && r->end == end && r->level == level && r->clear == clear) {
-		if (iso_range_current(iso, r)) {
+		if (asi_range_current(asi, r)) {
 			r->refcount++;
 			ret = 0;
 			goto out;
 		}
 		/* Freed and reallocated at the same address: map it anew. */
-		iso_remove_range(iso, r);
+		asi_remove_range(asi, r);
 	}
 
-	r = kzalloc(sizeof(*r), iso->gfp);
+	r = kzalloc(sizeof(*r), asi->gfp);
 	ret = -ENOMEM;
 	if (!r)
 		goto out;
-	*r = (struct iso_range) {
+	*r = (struct asi_range) {
 		.ptr = (unsigned long)ptr, .start = start, .end = end,
-		.first = start & ~(iso_size(level) - 1),
-		.last = (end - 1) | (iso_size(level) - 1),
 		.obj_start = obj_start, .obj_end = obj_end, .bytes = size,
 		.level = level, .owner = owner, .refcount = 1, .shadow = shadow,
-		.kind = shadow ? ISO_KIND_OBJECT : kind, .clear = clear,
+		.kind = shadow ? ASI_KIND_OBJECT : kind, .clear = clear,
 	};
 
-	ret = iso_copy(iso, start, end, level, clear, &done);
-	if (ret == -EBUSY && iso_drop_stale(iso, start, end))
-		ret = iso_copy(iso, start, end, level, clear, &done);
+	ret = asi_copy(asi, start, end, level, clear, &done);
+	if (ret == -EBUSY && asi_drop_stale(asi, start, end))
+		ret = asi_copy(asi, start, end, level, clear, &done);
 	if (ret) {
-		iso_undo_copy(iso, NULL, start, end, done, level);
+		asi_undo_copy(asi, NULL, start, end, done, level);
 		kfree(r);
 		goto out;
 	}
-	iso_settle_pending(iso, true, NULL);
-	list_add_tail(&r->list, &iso->ranges);
+	asi_settle_pending(asi, true, NULL);
+	list_add_tail(&r->list, &asi->ranges);
 out:
-	mutex_unlock(&iso->lock);
+	mutex_unlock(&asi->lock);
 	return ret;
 }
 
-static void iso_unmap(struct asi *iso, const void *ptr, bool shadow)
+static void asi_unmap_range(struct asi *asi, const void *ptr, bool shadow)
 {
-	struct iso_range *r;
+	struct asi_range *r;
 
-	mutex_lock(&iso->lock);
-	r = iso_find(iso, (unsigned long)ptr, shadow);
+	mutex_lock(&asi->lock);
+	r = asi_find_range(asi, (unsigned long)ptr, shadow);
 	if (WARN(!r, "unmapping %p, which is not mapped\n", ptr))
 		goto out;
 	if (!--r->refcount)
-		iso_remove_range(iso, r);
+		asi_remove_range(asi, r);
 out:
-	mutex_unlock(&iso->lock);
+	mutex_unlock(&asi->lock);
 }
 
 /**
- * iso_map_kind() - map an object, and its KASAN shadow where there is one
- * @iso: the instance
+ * asi_map_kind() - map an object, and its KASAN shadow where there is one
+ * @asi: the instance
  * @ptr: the object
  * @size: its size
  * @level: the level to copy at
@@ -389,23 +389,23 @@ out:
  *
  * Return: 0 or a negative error; on error nothing stays mapped.
  */
-int iso_map_kind(struct asi *iso, const void *ptr, size_t size,
-		 enum asi_level level, const char *owner, enum iso_kind kind,
+int asi_map_kind(struct asi *asi, const void *ptr, size_t size,
+		 enum asi_level level, const char *owner, enum asi_kind kind,
 		 unsigned long clear)
 {
-	int ret = iso_map(iso, ptr, size, level, owner, false, kind, clear);
+	int ret = asi_map_range(asi, ptr, size, level, owner, false, kind, clear);
 
-	if (ret || !iso->kasan_shadow)
+	if (ret || !asi->kasan_shadow)
 		return ret;
-	ret = iso_map(iso, ptr, size, level, owner, true, kind, 0);
+	ret = asi_map_range(asi, ptr, size, level, owner, true, kind, 0);
 	if (ret)
-		iso_unmap(iso, ptr, false);
+		asi_unmap_range(asi, ptr, false);
 	return ret;
 }
 
 /**
  * asi_map() - map a kernel buffer into an isolated address space
- * @iso: the isolation instance
+ * @asi: the isolation instance
  * @ptr: start of the buffer; it need not be page aligned
  * @size: size of the buffer in bytes
  * @level: page-table level to copy the kernel's entries at
@@ -424,32 +424,32 @@ int iso_map_kind(struct asi *iso, const void *ptr, size_t size,
  * Return: 0, or -EINVAL, -ENOMEM, or -EBUSY when the restricted table maps
  * the address differently.
  */
-int asi_map(struct asi *iso, const void *ptr, size_t size,
+int asi_map(struct asi *asi, const void *ptr, size_t size,
 	    enum asi_level level, const char *owner)
 {
-	return iso_map_kind(iso, ptr, size, level, owner, ISO_KIND_OBJECT, 0);
+	return asi_map_kind(asi, ptr, size, level, owner, ASI_KIND_OBJECT, 0);
 }
 EXPORT_SYMBOL_NS_GPL(asi_map, ASI);
 
 /**
  * asi_unmap() - remove a buffer mapped by asi_map()
- * @iso: the isolation instance
+ * @asi: the isolation instance
  * @ptr: the pointer the buffer was mapped with
  *
  * Drops a reference; the last one clears the range, at the level it was
  * mapped at, except for pages another range still maps.
  */
-void asi_unmap(struct asi *iso, const void *ptr)
+void asi_unmap(struct asi *asi, const void *ptr)
 {
-	iso_unmap(iso, ptr, false);
-	if (iso->kasan_shadow)
-		iso_unmap(iso, ptr, true);
+	asi_unmap_range(asi, ptr, false);
+	if (asi->kasan_shadow)
+		asi_unmap_range(asi, ptr, true);
 }
 EXPORT_SYMBOL_NS_GPL(asi_unmap, ASI);
 
 /**
- * iso_map_percpu() - map every possible CPU's copy of a per-CPU object
- * @iso: the instance
+ * asi_map_percpu_kind() - map every possible CPU's copy of a per-CPU object
+ * @asi: the instance
  * @ptr: the per-CPU object
  * @size: its size
  * @owner: what it belongs to, for reports
@@ -457,13 +457,13 @@ EXPORT_SYMBOL_NS_GPL(asi_unmap, ASI);
  *
  * Return: 0 or a negative error; on error nothing stays mapped.
  */
-int iso_map_percpu(struct asi *iso, void __percpu *ptr, size_t size,
-		   const char *owner, enum iso_kind kind)
+int asi_map_percpu_kind(struct asi *asi, void __percpu *ptr, size_t size,
+			const char *owner, enum asi_kind kind)
 {
 	int cpu, failed, ret;
 
 	for_each_possible_cpu(cpu) {
-		ret = iso_map_kind(iso, per_cpu_ptr(ptr, cpu), size, ASI_PTE, owner,
+		ret = asi_map_kind(asi, per_cpu_ptr(ptr, cpu), size, ASI_PTE, owner,
 				   kind, 0);
 		if (ret)
 			goto err;
@@ -474,21 +474,21 @@ err:
 	for_each_possible_cpu(cpu) {
 		if (cpu == failed)
 			break;
-		asi_unmap(iso, per_cpu_ptr(ptr, cpu));
+		asi_unmap(asi, per_cpu_ptr(ptr, cpu));
 	}
 	return ret;
 }
 
 /**
  * asi_map_percpu() - map every possible CPU's copy of a per-CPU object
- * @iso: the isolation instance
+ * @asi: the isolation instance
  * @ptr: the per-CPU object
  * @size: its size
  * @owner: what the object belongs to
  *
  * Return: 0 or a negative error; on error nothing stays mapped.
  */
-int asi_map_percpu(struct asi *iso, void __percpu *ptr, size_t size,
+int asi_map_percpu(struct asi *asi, void __percpu *ptr, size_t size,
 		   const char *owner)
 {
 	/*
@@ -499,71 +499,71 @@ int asi_map_percpu(struct asi *iso, void __percpu *ptr, size_t size,
 	bool dynamic = (void __force *)ptr < (void *)__per_cpu_start ||
 		       (void __force *)ptr >= (void *)__per_cpu_end;
 
-	return iso_map_percpu(iso, ptr, size, owner,
-			      dynamic ? ISO_KIND_PERCPU : ISO_KIND_OBJECT);
+	return asi_map_percpu_kind(asi, ptr, size, owner,
+				   dynamic ? ASI_KIND_PERCPU : ASI_KIND_OBJECT);
 }
 EXPORT_SYMBOL_NS_GPL(asi_map_percpu, ASI);
 
 /**
  * asi_unmap_percpu() - unmap what asi_map_percpu() mapped
- * @iso: the isolation instance
+ * @asi: the isolation instance
  * @ptr: the per-CPU object
  */
-void asi_unmap_percpu(struct asi *iso, void __percpu *ptr)
+void asi_unmap_percpu(struct asi *asi, void __percpu *ptr)
 {
 	int cpu;
 
 	for_each_possible_cpu(cpu)
-		asi_unmap(iso, per_cpu_ptr(ptr, cpu));
+		asi_unmap(asi, per_cpu_ptr(ptr, cpu));
 }
 
 /**
- * iso_create() - create an instance
+ * asi_create_instance() - create an instance
  * @shared: the core, whose top-level entries it references, or NULL for the core itself
  * @gfp: how to allocate its pages
  * @name: how reports call it
  *
  * Return: the instance, or NULL without memory.
  */
-struct asi *iso_create(struct asi *shared, gfp_t gfp,
-		       const char *name)
+struct asi *asi_create_instance(struct asi *shared, gfp_t gfp,
+				const char *name)
 {
-	struct asi *iso;
+	struct asi *asi;
 
-	iso = kzalloc(sizeof(*iso), gfp);
-	if (!iso)
+	asi = kzalloc(sizeof(*asi), gfp);
+	if (!asi)
 		return NULL;
 	/*
 	 * PGD_ALLOCATION_ORDER pages: with PTI the table is then the first
 	 * of a pair, whose CR3 never has PTI_USER_PGTABLE_BIT set, so PTI's
 	 * entry code never mistakes it for a user CR3 to adjust.
 	 */
-	iso->pgd = (pgd_t *)__get_free_pages(gfp | __GFP_ZERO, PGD_ALLOCATION_ORDER);
-	if (!iso->pgd) {
-		kfree(iso);
+	asi->pgd = (pgd_t *)__get_free_pages(gfp | __GFP_ZERO, PGD_ALLOCATION_ORDER);
+	if (!asi->pgd) {
+		kfree(asi);
 		return NULL;
 	}
-	iso->pgd_pa = __pa(iso->pgd);
-	iso->id = atomic64_inc_return(&iso_next_id);
-	atomic64_set(&iso->tlb_gen, 1);
-	iso->gfp = gfp;
-	iso->kasan_shadow = IS_ENABLED(CONFIG_KASAN_GENERIC);
-	mutex_init(&iso->lock);
-	xa_init(&iso->ptpages);
-	INIT_LIST_HEAD(&iso->ptpage_list);
-	INIT_LIST_HEAD(&iso->ranges);
-	atomic_long_add(1 << PGD_ALLOCATION_ORDER, &iso_total_ptpages);
+	asi->pgd_pa = __pa(asi->pgd);
+	asi->id = atomic64_inc_return(&asi_next_id);
+	atomic64_set(&asi->tlb_gen, 1);
+	asi->gfp = gfp;
+	asi->kasan_shadow = IS_ENABLED(CONFIG_KASAN_GENERIC);
+	mutex_init(&asi->lock);
+	xa_init(&asi->ptpages);
+	INIT_LIST_HEAD(&asi->ptpage_list);
+	INIT_LIST_HEAD(&asi->ranges);
+	atomic_long_add(1 << PGD_ALLOCATION_ORDER, &asi_total_ptpages);
 	if (shared) {
-		iso->shared = shared;
-		atomic_inc(&iso_nr_shared_users);
-		memcpy(iso->pgd + KERNEL_PGD_BOUNDARY, shared->pgd + KERNEL_PGD_BOUNDARY,
+		asi->shared = shared;
+		atomic_inc(&asi_nr_shared_users);
+		memcpy(asi->pgd + KERNEL_PGD_BOUNDARY, shared->pgd + KERNEL_PGD_BOUNDARY,
 		       KERNEL_PGD_PTRS * sizeof(pgd_t));
 	}
-	strscpy(iso->name, name, sizeof(iso->name));
-	mutex_lock(&iso_instances_lock);
-	list_add_tail(&iso->list, &iso_instances);
-	mutex_unlock(&iso_instances_lock);
-	return iso;
+	strscpy(asi->name, name, sizeof(asi->name));
+	mutex_lock(&asi_instances_lock);
+	list_add_tail(&asi->list, &asi_instances);
+	mutex_unlock(&asi_instances_lock);
+	return asi;
 }
 
 /**
@@ -576,70 +576,70 @@ struct asi *iso_create(struct asi *shared, gfp_t gfp,
  */
 struct asi *asi_create(const char *name)
 {
-	struct asi *iso;
+	struct asi *asi;
 
-	if (!iso_core)
+	if (!asi_core)
 		return ERR_PTR(-ENODEV);
-	iso = iso_create(iso_core, GFP_KERNEL_ACCOUNT, name);
-	return iso ?: ERR_PTR(-ENOMEM);
+	asi = asi_create_instance(asi_core, GFP_KERNEL_ACCOUNT, name);
+	return asi ?: ERR_PTR(-ENOMEM);
 }
 EXPORT_SYMBOL_NS_GPL(asi_create, ASI);
 
-/* A CPU that has @iso loaded, or -1. */
-static int iso_loaded_on(struct asi *iso)
+/* A CPU that has @asi loaded, or -1. */
+static int asi_loaded_on(struct asi *asi)
 {
 	int cpu;
 
 	for_each_possible_cpu(cpu)
-		if (READ_ONCE(per_cpu(asi_cpu, cpu).iso) == iso)
+		if (READ_ONCE(per_cpu(asi_cpu, cpu).asi) == asi)
 			return cpu;
 	return -1;
 }
 
 /**
  * asi_destroy() - free an isolated address space
- * @iso: the instance, not loaded on any CPU; NULL is ignored
+ * @asi: the instance, not loaded on any CPU; NULL is ignored
  *
  * Frees every page-table page the instance owns and every range it tracks.
- * No TLB flush is needed: a CPU that ran @iso keeps its translations and
- * paging-structure caches only under the restricted PCID it gave @iso, and
+ * No TLB flush is needed: a CPU that ran @asi keeps its translations and
+ * paging-structure caches only under the restricted PCID it gave @asi, and
  * that PCID is flushed before it serves another instance (instance ids are
  * never reused).  Without PCIDs every CR3 write flushes them.
  *
- * Return: true when freed; false when a CPU still has @iso loaded, a bug:
+ * Return: true when freed; false when a CPU still has @asi loaded, a bug:
  * the instance is then left allocated rather than freed under that CPU.
  */
-bool asi_destroy(struct asi *iso)
+bool asi_destroy(struct asi *asi)
 {
-	struct iso_ptpage *pt, *tmp;
-	struct iso_range *r, *rtmp;
+	struct asi_ptpage *pt, *tmp;
+	struct asi_range *r, *rtmp;
 	int cpu;
 
-	if (!iso)
+	if (!asi)
 		return true;
-	cpu = iso_loaded_on(iso);
+	cpu = asi_loaded_on(asi);
 	if (cpu >= 0) {
 		pr_err("%s is still loaded on CPU %d: left allocated, not freed\n",
-		       iso->name, cpu);
+		       asi->name, cpu);
 		return false;
 	}
-	mutex_lock(&iso_instances_lock);
-	list_del(&iso->list);
-	mutex_unlock(&iso_instances_lock);
-	list_for_each_entry_safe(r, rtmp, &iso->ranges, list) {
+	mutex_lock(&asi_instances_lock);
+	list_del(&asi->list);
+	mutex_unlock(&asi_instances_lock);
+	list_for_each_entry_safe(r, rtmp, &asi->ranges, list) {
 		list_del(&r->list);
 		kfree(r);
 	}
 	/* Only our own pages; the core's and the kernel's are only referenced. */
-	memset(iso->pgd + KERNEL_PGD_BOUNDARY, 0, KERNEL_PGD_PTRS * sizeof(pgd_t));
-	list_for_each_entry_safe(pt, tmp, &iso->ptpage_list, list)
-		iso_free_ptpage(iso, pt);
-	xa_destroy(&iso->ptpages);
-	if (iso->shared)
-		atomic_dec(&iso_nr_shared_users);
-	free_pages((unsigned long)iso->pgd, PGD_ALLOCATION_ORDER);
-	atomic_long_sub(1 << PGD_ALLOCATION_ORDER, &iso_total_ptpages);
-	kfree(iso);
+	memset(asi->pgd + KERNEL_PGD_BOUNDARY, 0, KERNEL_PGD_PTRS * sizeof(pgd_t));
+	list_for_each_entry_safe(pt, tmp, &asi->ptpage_list, list)
+		asi_free_ptpage(asi, pt);
+	xa_destroy(&asi->ptpages);
+	if (asi->shared)
+		atomic_dec(&asi_nr_shared_users);
+	free_pages((unsigned long)asi->pgd, PGD_ALLOCATION_ORDER);
+	atomic_long_sub(1 << PGD_ALLOCATION_ORDER, &asi_total_ptpages);
+	kfree(asi);
 	return true;
 }
 EXPORT_SYMBOL_NS_GPL(asi_destroy, ASI);
@@ -652,13 +652,13 @@ EXPORT_SYMBOL_NS_GPL(asi_destroy, ASI);
  */
 unsigned long asi_pgtable_pages(void)
 {
-	return atomic_long_read(&iso_total_ptpages);
+	return atomic_long_read(&asi_total_ptpages);
 }
 EXPORT_SYMBOL_NS_GPL(asi_pgtable_pages, ASI);
 
 /**
  * asi_map_task() - map what a task needs to run isolated
- * @iso: the isolation instance
+ * @asi: the isolation instance
  * @task: the task, with a stack
  *
  * Maps the task struct and the stack, and holds both until
@@ -667,7 +667,7 @@ EXPORT_SYMBOL_NS_GPL(asi_pgtable_pages, ASI);
  *
  * Return: 0 or a negative error; on error nothing is mapped or held.
  */
-int asi_map_task(struct asi *iso, struct task_struct *task)
+int asi_map_task(struct asi *asi, struct task_struct *task)
 {
 	void *stack = try_get_task_stack(task);
 	int ret;
@@ -675,13 +675,13 @@ int asi_map_task(struct asi *iso, struct task_struct *task)
 	if (!stack)
 		return -ESRCH;
 	get_task_struct(task);
-	ret = iso_map_kind(iso, task, arch_task_struct_size, ASI_PTE, "task",
-			   ISO_KIND_TASK, 0);
+	ret = asi_map_kind(asi, task, arch_task_struct_size, ASI_PTE, "task",
+			   ASI_KIND_TASK, 0);
 	if (ret)
 		goto err;
-	ret = asi_map(iso, stack, THREAD_SIZE, ASI_PTE, "task");
+	ret = asi_map(asi, stack, THREAD_SIZE, ASI_PTE, "task");
 	if (ret) {
-		asi_unmap(iso, task);
+		asi_unmap(asi, task);
 		goto err;
 	}
 	return 0;
@@ -694,13 +694,13 @@ EXPORT_SYMBOL_NS_GPL(asi_map_task, ASI);
 
 /**
  * asi_unmap_task() - undo asi_map_task()
- * @iso: the isolation instance
+ * @asi: the isolation instance
  * @task: the task
  */
-void asi_unmap_task(struct asi *iso, struct task_struct *task)
+void asi_unmap_task(struct asi *asi, struct task_struct *task)
 {
-	asi_unmap(iso, task_stack_page(task));
-	asi_unmap(iso, task);
+	asi_unmap(asi, task_stack_page(task));
+	asi_unmap(asi, task);
 	put_task_stack(task);
 	put_task_struct(task);
 }
@@ -708,12 +708,12 @@ EXPORT_SYMBOL_NS_GPL(asi_unmap_task, ASI);
 
 /**
  * asi_name() - the name an instance was created with
- * @iso: the instance
+ * @asi: the instance
  *
  * Return: its name.
  */
-const char *asi_name(struct asi *iso)
+const char *asi_name(struct asi *asi)
 {
-	return iso->name;
+	return asi->name;
 }
 EXPORT_SYMBOL_NS_GPL(asi_name, ASI);

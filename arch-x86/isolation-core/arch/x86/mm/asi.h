@@ -15,7 +15,7 @@
 #include <asm/asi.h>
 
 /* A directory page an instance allocated, indexed by its pfn. */
-struct iso_ptpage {
+struct asi_ptpage {
 	struct list_head list;
 	void *table;
 	enum asi_level level;	/* of the entries in this page */
@@ -25,35 +25,34 @@ struct iso_ptpage {
 };
 
 /* What a range holds, for the audit's findings. */
-enum iso_kind {
-	ISO_KIND_OBJECT,		/* an allocation of its own, or kernel data */
-	ISO_KIND_PERCPU,		/* a CPU's copy of a dynamic per-CPU object */
-	ISO_KIND_TASK,			/* a task struct */
+enum asi_kind {
+	ASI_KIND_OBJECT,		/* an allocation of its own, or kernel data */
+	ASI_KIND_PERCPU,		/* a CPU's copy of a dynamic per-CPU object */
+	ASI_KIND_TASK,			/* a task struct */
 };
 
 /*
- * A mapped range: the caller's pointer, its page span, its level, and what
- * its entries at that level map: first and last byte, [first, last].  The
- * audit compares what is mapped with [obj_start, obj_end): the bytes the
- * range stands for.
+ * A mapped range: the caller's pointer, its page span [start, end) and
+ * its level (what its entries map at that level: asi_range_first() and
+ * asi_range_last()).  The audit compares what is mapped with [obj_start,
+ * obj_end): the bytes the range stands for.
  */
-struct iso_range {
+struct asi_range {
 	struct list_head list;
 	unsigned long ptr;
 	unsigned long start, end;
-	unsigned long first, last;
 	unsigned long obj_start, obj_end;
 	size_t bytes;			/* the object's own, as mapped */
 	enum asi_level level;
 	const char *owner;
 	unsigned int refcount;
 	bool shadow;			/* the KASAN shadow of the range at ptr */
-	enum iso_kind kind;
+	enum asi_kind kind;
 	unsigned long clear;		/* bits its copy drops: _PAGE_RW, read-only */
 };
 
 struct asi {
-	struct list_head list;		/* on iso_instances */
+	struct list_head list;		/* on asi_instances */
 	char name[24];			/* "core", or the VM's stats id */
 	u64 id;				/* never reused: names it in PCID slots */
 	atomic64_t tlb_gen;		/* raised by each flush of its table */
@@ -63,7 +62,7 @@ struct asi {
 	gfp_t gfp;
 	bool kasan_shadow;		/* map each range's KASAN shadow too */
 	struct mutex lock;		/* protects everything below */
-	struct xarray ptpages;		/* pfn -> struct iso_ptpage */
+	struct xarray ptpages;		/* pfn -> struct asi_ptpage */
 	struct list_head ptpage_list;	/* in allocation order */
 	unsigned long nr_ptpages;
 	struct list_head ranges;
@@ -73,17 +72,17 @@ struct asi {
 };
 
 /* Flags ignored when comparing entries: the CPU sets them. */
-#define ISO_HW_BITS	(_PAGE_ACCESSED | _PAGE_DIRTY)
+#define ASI_HW_BITS	(_PAGE_ACCESSED | _PAGE_DIRTY)
 
-extern struct asi *iso_core;
-extern struct list_head iso_instances;	/* every instance, for reports */
-extern struct mutex iso_instances_lock;
-extern atomic_long_t iso_total_ptpages;
-extern atomic_t iso_nr_shared_users;	/* instances referencing iso_core */
+extern struct asi *asi_core;
+extern struct list_head asi_instances;	/* every instance, for reports */
+extern struct mutex asi_instances_lock;
+extern atomic_long_t asi_total_ptpages;
+extern atomic_t asi_nr_shared_users;	/* instances referencing asi_core */
 
 /* Page-table helpers: every level of the x86-64 table is a page of 512 entries. */
 
-static inline unsigned int iso_shift(enum asi_level level)
+static inline unsigned int asi_shift(enum asi_level level)
 {
 	switch (level) {
 	case ASI_PGD:
@@ -99,20 +98,20 @@ static inline unsigned int iso_shift(enum asi_level level)
 	}
 }
 
-static inline unsigned long iso_size(enum asi_level level)
+static inline unsigned long asi_size(enum asi_level level)
 {
-	return 1UL << iso_shift(level);
+	return 1UL << asi_shift(level);
 }
 
 /* With 4-level paging the P4D level is folded into the PGD. */
-static inline enum asi_level iso_next_level(enum asi_level level)
+static inline enum asi_level asi_next_level(enum asi_level level)
 {
 	if (level == ASI_PGD && !pgtable_l5_enabled())
 		return ASI_PUD;
 	return level + 1;
 }
 
-static inline enum asi_level iso_norm_level(enum asi_level level)
+static inline enum asi_level asi_norm_level(enum asi_level level)
 {
 	if (level == ASI_P4D && !pgtable_l5_enabled())
 		return ASI_PGD;
@@ -120,19 +119,63 @@ static inline enum asi_level iso_norm_level(enum asi_level level)
 }
 
 /* Every level of the x86-64 page table is a page of 512 64-bit entries. */
-static inline unsigned long *iso_offset(void *table, unsigned long addr,
-					enum asi_level level)
+static inline void *asi_slot(void *table, unsigned int i)
 {
-	return (unsigned long *)table + ((addr >> iso_shift(level)) & (PTRS_PER_PTE - 1));
+	return (pte_t *)table + i;
 }
 
-static inline bool iso_present(unsigned long val)
+static inline void *asi_offset(void *table, unsigned long addr, enum asi_level level)
+{
+	return asi_slot(table, (addr >> asi_shift(level)) & (PTRS_PER_PTE - 1));
+}
+
+/*
+ * Entries are read and written with the kernel's accessors for their level;
+ * the walks carry their value (pgd_val() ... pte_val()).
+ */
+static inline unsigned long asi_read(void *slot, enum asi_level level)
+{
+	switch (level) {
+	case ASI_PGD:
+		return pgd_val(READ_ONCE(*(pgd_t *)slot));
+	case ASI_P4D:
+		return p4d_val(READ_ONCE(*(p4d_t *)slot));
+	case ASI_PUD:
+		return pud_val(READ_ONCE(*(pud_t *)slot));
+	case ASI_PMD:
+		return pmd_val(READ_ONCE(*(pmd_t *)slot));
+	default:
+		return pte_val(READ_ONCE(*(pte_t *)slot));
+	}
+}
+
+static inline void asi_write(void *slot, enum asi_level level, unsigned long val)
+{
+	switch (level) {
+	case ASI_PGD:
+		set_pgd(slot, __pgd(val));
+		break;
+	case ASI_P4D:
+		set_p4d(slot, __p4d(val));
+		break;
+	case ASI_PUD:
+		set_pud(slot, __pud(val));
+		break;
+	case ASI_PMD:
+		set_pmd(slot, __pmd(val));
+		break;
+	default:
+		set_pte(slot, __pte(val));
+	}
+}
+
+static inline bool asi_present(unsigned long val)
 {
 	return val & _PAGE_PRESENT;
 }
 
 /* A leaf maps memory; anything else present points to a directory page. */
-static inline bool iso_leaf(enum asi_level level, unsigned long val)
+static inline bool asi_leaf(enum asi_level level, unsigned long val)
 {
 	if (level == ASI_PTE)
 		return true;
@@ -141,52 +184,62 @@ static inline bool iso_leaf(enum asi_level level, unsigned long val)
 	return false;
 }
 
-static inline void *iso_table(unsigned long val)
+static inline void *asi_table(unsigned long val)
 {
 	return __va(val & PTE_PFN_MASK);
 }
 
+/* The first and last byte the entries of @r map, at its level. */
+static inline unsigned long asi_range_first(const struct asi_range *r)
+{
+	return r->start & ~(asi_size(r->level) - 1);
+}
+
+static inline unsigned long asi_range_last(const struct asi_range *r)
+{
+	return (r->end - 1) | (asi_size(r->level) - 1);
+}
+
 /* asi_pgtable.c */
-unsigned long iso_split_leaf(unsigned long val, enum asi_level from,
+unsigned long asi_split_leaf(unsigned long val, enum asi_level from,
 			     unsigned long addr, enum asi_level level);
-unsigned long iso_kernel_entry(unsigned long addr, enum asi_level level);
-struct iso_ptpage *iso_ptpage(struct asi *iso, void *table);
-bool iso_owns(struct asi *iso, void *table);
-void iso_free_ptpage(struct asi *iso, struct iso_ptpage *pt);
-unsigned long *iso_walk(struct asi *iso, unsigned long addr,
-			enum asi_level level, bool alloc);
-int iso_set_entry(unsigned long *slot, unsigned long val);
-unsigned long iso_slot_end(unsigned long addr, enum asi_level level,
+unsigned long asi_kernel_entry(unsigned long addr, enum asi_level level);
+struct asi_ptpage *asi_ptpage(struct asi *asi, void *table);
+bool asi_owns(struct asi *asi, void *table);
+void asi_free_ptpage(struct asi *asi, struct asi_ptpage *pt);
+void *asi_walk(struct asi *asi, unsigned long addr, enum asi_level level, bool alloc);
+int asi_set_entry(void *slot, enum asi_level level, unsigned long val);
+unsigned long asi_slot_end(unsigned long addr, enum asi_level level,
 			   unsigned long end);
-void iso_clear(struct asi *iso, struct iso_range *skip, unsigned long start,
+void asi_clear(struct asi *asi, struct asi_range *skip, unsigned long start,
 	       unsigned long end, enum asi_level level, struct list_head *freed);
-void iso_free_unlinked(struct asi *iso, struct list_head *freed,
+void asi_free_unlinked(struct asi *asi, struct list_head *freed,
 		       unsigned long first, unsigned long last);
-int iso_copy(struct asi *iso, unsigned long start, unsigned long end,
+int asi_copy(struct asi *asi, unsigned long start, unsigned long end,
 	     enum asi_level level, unsigned long clear, unsigned long *done);
-void iso_settle_pending(struct asi *iso, bool keep, struct list_head *freed);
-void iso_undo_copy(struct asi *iso, struct iso_range *skip, unsigned long start,
+void asi_settle_pending(struct asi *asi, bool keep, struct list_head *freed);
+void asi_undo_copy(struct asi *asi, struct asi_range *skip, unsigned long start,
 		   unsigned long end, unsigned long done, enum asi_level level);
-unsigned long iso_entry_addr(unsigned long base, unsigned int i, enum asi_level level);
-unsigned long iso_mapped_bytes(void *table, enum asi_level level,
+unsigned long asi_entry_addr(unsigned long base, unsigned int i, enum asi_level level);
+unsigned long asi_mapped_bytes(void *table, enum asi_level level,
 			       unsigned int first, unsigned int last);
-unsigned long iso_mapped_total(struct asi *iso);
+unsigned long asi_mapped_total(struct asi *asi);
 
 /* asi.c */
-bool iso_needed(struct asi *iso, struct iso_range *skip, unsigned long first,
+bool asi_needed(struct asi *asi, struct asi_range *skip, unsigned long first,
 		unsigned long last, enum asi_level level);
-bool iso_covered(struct asi *iso, unsigned long first, unsigned long last);
-void iso_to_shadow(unsigned long *start, unsigned long *end);
-int iso_map_kind(struct asi *iso, const void *ptr, size_t size,
-		 enum asi_level level, const char *owner, enum iso_kind kind,
+bool asi_covered(struct asi *asi, unsigned long first, unsigned long last);
+void asi_to_shadow(unsigned long *start, unsigned long *end);
+int asi_map_kind(struct asi *asi, const void *ptr, size_t size,
+		 enum asi_level level, const char *owner, enum asi_kind kind,
 		 unsigned long clear);
-int iso_map_percpu(struct asi *iso, void __percpu *ptr, size_t size,
-		   const char *owner, enum iso_kind kind);
-struct asi *iso_create(struct asi *shared, gfp_t gfp,
-		       const char *name);
+int asi_map_percpu_kind(struct asi *asi, void __percpu *ptr, size_t size,
+			const char *owner, enum asi_kind kind);
+struct asi *asi_create_instance(struct asi *shared, gfp_t gfp,
+				const char *name);
 
 /* asi_debug.c */
-void *iso_irq_stack(int cpu);
+void *asi_irq_stack(int cpu);
 
 #if defined(CONFIG_LOCKDEP) && !defined(CONFIG_PROVE_LOCKING)
 /* Read by every lockdep kernel; <linux/lockdep.h> declares it only for PROVE_LOCKING. */

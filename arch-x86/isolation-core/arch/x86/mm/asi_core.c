@@ -47,7 +47,7 @@ bool asi_at_boot __ro_after_init;
  * object, task structs among them.  Such a kernel tests isolation's paths;
  * it does not keep host data from guests.  It is tainted, and says why.
  */
-static const char *iso_degraded __read_mostly;
+static const char *asi_degraded_why __read_mostly;
 
 /**
  * asi_degraded() - why isolation runs degraded on this kernel
@@ -56,7 +56,7 @@ static const char *iso_degraded __read_mostly;
  */
 const char *asi_degraded(void)
 {
-	return iso_degraded;
+	return asi_degraded_why;
 }
 EXPORT_SYMBOL_NS_GPL(asi_degraded, ASI);
 
@@ -68,7 +68,7 @@ EXPORT_SYMBOL_NS_GPL(asi_degraded, ASI);
  * TSS, GDT and our own state; and the first per-CPU page, which holds only
  * fixed_percpu_data (the stack canary), followed by page alignment.
  */
-static int iso_map_core_percpu(struct asi *iso)
+static int asi_map_core_percpu(struct asi *asi)
 {
 	static const struct {
 		void __percpu *ptr;
@@ -99,7 +99,7 @@ static int iso_map_core_percpu(struct asi *iso)
 
 	for (i = 0; i < ARRAY_SIZE(vars); i++) {
 		size = vars[i].size ?: __per_cpu_asi_end - __per_cpu_asi_start;
-		ret = asi_map_percpu(iso, vars[i].ptr, size, "core");
+		ret = asi_map_percpu(asi, vars[i].ptr, size, "core");
 		if (ret)
 			return ret;
 	}
@@ -114,19 +114,19 @@ static int iso_map_core_percpu(struct asi *iso)
  * being patched), and the tracepoint strings (TPS()), read as arguments
  * even when tracing is off, which the linker script page-aligns too.
  */
-static int iso_map_core_data(struct asi *iso)
+static int asi_map_core_data(struct asi *asi)
 {
 	size_t size = __end_asi_data - __start_asi_data;
 	int ret;
 
 	/* __asi_data: CPU masks, and the text-patching state poke_int3_handler() reads */
-	ret = asi_map(iso, __start_asi_data, size, ASI_PTE,
+	ret = asi_map(asi, __start_asi_data, size, ASI_PTE,
 		      "core");
 	/* The string pointers tracepoint_string() loads, in RCU's calls on VM-entry */
 	size = PAGE_ALIGN((unsigned long)__stop___tracepoint_str -
 			  (unsigned long)__start___tracepoint_str);
 	if (!ret && size)
-		ret = asi_map(iso, __start___tracepoint_str, size, ASI_PTE,
+		ret = asi_map(asi, __start___tracepoint_str, size, ASI_PTE,
 			      "core");
 #ifdef CONFIG_LOCKDEP
 	/*
@@ -137,20 +137,20 @@ static int iso_map_core_data(struct asi *iso)
 	 * tests isolation's paths, it does not keep host data from guests.
 	 */
 	if (!ret)
-		ret = asi_map(iso, _sdata, _edata - _sdata, ASI_PTE, "lockdep");
+		ret = asi_map(asi, _sdata, _edata - _sdata, ASI_PTE, "lockdep");
 	if (!ret)
-		ret = asi_map(iso, __bss_start, __bss_stop - __bss_start,
+		ret = asi_map(asi, __bss_start, __bss_stop - __bss_start,
 			      ASI_PTE, "lockdep");
 #ifdef CONFIG_UNWINDER_ORC
 	/* Recording a new dependency records a stack trace: ORC's tables. */
 	if (!ret)
-		ret = asi_map(iso, __start_orc_unwind_ip,
+		ret = asi_map(asi, __start_orc_unwind_ip,
 			      orc_lookup_end - __start_orc_unwind_ip, ASI_PTE,
 			      "lockdep");
 #endif
 	/* The same for per-CPU data: lockdep's, and its checkers' beside it. */
 	if (!ret)
-		ret = asi_map_percpu(iso, (void __percpu __force *)__per_cpu_start,
+		ret = asi_map_percpu(asi, (void __percpu __force *)__per_cpu_start,
 				     __per_cpu_end - __per_cpu_start, "lockdep");
 #endif
 	return ret;
@@ -163,17 +163,17 @@ static int iso_map_core_data(struct asi *iso)
  * whose end makes its .data..ro_after_init read-only in the kernel's table
  * and would leave a copy taken now writable.
  */
-static int iso_map_module(struct asi *iso, struct module *mod)
+static int asi_map_module(struct asi *asi, struct module *mod)
 {
 	const struct module_layout *l = &mod->core_layout;
 	int ret;
 
-	ret = iso_map_kind(iso, l->base, l->ro_after_init_size, ASI_PTE, "core",
-			   ISO_KIND_OBJECT, _PAGE_RW);
+	ret = asi_map_kind(asi, l->base, l->ro_after_init_size, ASI_PTE, "core",
+			   ASI_KIND_OBJECT, _PAGE_RW);
 	if (ret)
 		return ret;
 	if (l->size > l->ro_after_init_size) {
-		ret = asi_map(iso, l->base + l->ro_after_init_size,
+		ret = asi_map(asi, l->base + l->ro_after_init_size,
 			      l->size - l->ro_after_init_size, ASI_PTE, "core");
 		if (ret)
 			return ret;
@@ -189,10 +189,10 @@ static int iso_map_module(struct asi *iso, struct module *mod)
 			mod->name);
 		return -EINVAL;
 	}
-	return iso_map_percpu(iso, mod->percpu, mod->percpu_size, "core", ISO_KIND_OBJECT);
+	return asi_map_percpu_kind(asi, mod->percpu, mod->percpu_size, "core", ASI_KIND_OBJECT);
 }
 
-static int iso_map_core(struct asi *iso, struct module *const *mods,
+static int asi_map_core(struct asi *asi, struct module *const *mods,
 			unsigned int nr_mods, const char **what)
 {
 	unsigned int i;
@@ -200,12 +200,12 @@ static int iso_map_core(struct asi *iso, struct module *const *mods,
 
 	/* Everything that runs: entry code, VM-entry and VM-exit, handlers */
 	*what = "kernel text";
-	ret = asi_map(iso, _text, _etext - _text, ASI_PMD, "core");
+	ret = asi_map(asi, _text, _etext - _text, ASI_PMD, "core");
 	if (ret)
 		return ret;
 	/* Constants, jump tables, __per_cpu_offset, exception tables */
 	*what = "kernel rodata";
-	ret = asi_map(iso, __start_rodata, __end_rodata - __start_rodata,
+	ret = asi_map(asi, __start_rodata, __end_rodata - __start_rodata,
 		      ASI_PMD, "core");
 	if (ret)
 		return ret;
@@ -215,32 +215,32 @@ static int iso_map_core(struct asi *iso, struct module *const *mods,
 	 * through whatever table is loaded when a counter samples host code.
 	 */
 	*what = "cpu_entry_area";
-	ret = asi_map(iso, (void *)CPU_ENTRY_AREA_BASE, CPU_ENTRY_AREA_MAP_SIZE,
+	ret = asi_map(asi, (void *)CPU_ENTRY_AREA_BASE, CPU_ENTRY_AREA_MAP_SIZE,
 		      ASI_P4D, "core");
 	if (ret)
 		return ret;
 	*what = "per-CPU data";
-	ret = iso_map_core_percpu(iso);
+	ret = asi_map_core_percpu(asi);
 	if (ret)
 		return ret;
 	*what = "kernel data";
-	ret = iso_map_core_data(iso);
+	ret = asi_map_core_data(asi);
 	if (ret)
 		return ret;
 	/* The user's modules: its exit handlers and their data */
 	*what = "modules";
 	for (i = 0; i < nr_mods && !ret; i++)
-		ret = iso_map_module(iso, mods[i]);
+		ret = asi_map_module(asi, mods[i]);
 	return ret;
 }
 
-static int __init iso_parse_cmdline(char *arg)
+static int __init asi_parse_cmdline(char *arg)
 {
 	if (!arg)
 		return -EINVAL;
 	return kstrtobool(arg, &asi_at_boot);
 }
-early_param("asi", iso_parse_cmdline);
+early_param("asi", asi_parse_cmdline);
 
 /**
  * asi_request_at_boot() - lay out the kernel for isolation
@@ -293,7 +293,7 @@ EXPORT_SYMBOL_NS_GPL(asi_exclusive_size, ASI);
  * unless the slab puts debugging metadata after each (slab debugging,
  * KASAN), which moves all but the first of a slab off their pages.
  */
-static bool iso_tasks_page_aligned(void)
+static bool asi_tasks_page_aligned(void)
 {
 	struct task_struct *g, *t;
 	bool aligned = true;
@@ -348,32 +348,32 @@ int asi_setup(struct module *const *mods, unsigned int nr_mods)
 			return -EINVAL;
 		}
 	}
-	if (WARN_ON(iso_core))
+	if (WARN_ON(asi_core))
 		return -EBUSY;
 
-	iso_core = iso_create(NULL, GFP_KERNEL, "core");
-	if (!iso_core)
+	asi_core = asi_create_instance(NULL, GFP_KERNEL, "core");
+	if (!asi_core)
 		goto err;
-	ret = iso_map_core(iso_core, mods, nr_mods, &what);
+	ret = asi_map_core(asi_core, mods, nr_mods, &what);
 	if (ret)
 		goto err;
 
 	static_branch_enable(&asi_enabled_key);
 	if (IS_ENABLED(CONFIG_LOCKDEP))
-		iso_degraded = "lockdep maps all of the kernel's data (CONFIG_LOCKDEP)";
-	else if (!iso_tasks_page_aligned())
-		iso_degraded = "slab debugging or KASAN makes task structs share pages";
-	if (iso_degraded) {
+		asi_degraded_why = "lockdep maps all of the kernel's data (CONFIG_LOCKDEP)";
+	else if (!asi_tasks_page_aligned())
+		asi_degraded_why = "slab debugging or KASAN makes task structs share pages";
+	if (asi_degraded_why) {
 		add_taint(TAINT_AUX, LOCKDEP_STILL_OK);
-		pr_warn("degraded, the kernel is tainted: %s\n", iso_degraded);
+		pr_warn("degraded, the kernel is tainted: %s\n", asi_degraded_why);
 	}
 	pr_info("Running with isolated address space: core maps %lu KiB, %lu page-table pages\n",
-		iso_mapped_total(iso_core) >> 10, asi_pgtable_pages());
+		asi_mapped_total(asi_core) >> 10, asi_pgtable_pages());
 	return 0;
 err:
 	pr_err("not enabled: mapping %s failed (%d)\n", what, ret);
-	asi_destroy(iso_core);
-	iso_core = NULL;
+	asi_destroy(asi_core);
+	asi_core = NULL;
 	return ret;
 }
 EXPORT_SYMBOL_NS_GPL(asi_setup, ASI);
@@ -387,19 +387,19 @@ void asi_teardown(void)
 {
 	int cpu;
 
-	if (!iso_core)
+	if (!asi_core)
 		return;
 	/* With the key off, interrupts would not leave a CPU still isolated. */
 	for_each_possible_cpu(cpu) {
-		if (READ_ONCE(per_cpu(asi_cpu, cpu).iso)) {
+		if (READ_ONCE(per_cpu(asi_cpu, cpu).asi)) {
 			WARN(1, "CPU %d is still isolated: isolation stays enabled\n", cpu);
 			return;
 		}
 	}
 	static_branch_disable(&asi_enabled_key);
-	WARN_ON(atomic_read(&iso_nr_shared_users));
-	asi_destroy(iso_core);
-	iso_core = NULL;
+	WARN_ON(atomic_read(&asi_nr_shared_users));
+	asi_destroy(asi_core);
+	asi_core = NULL;
 	pr_info("isolated address space disabled\n");
 }
 EXPORT_SYMBOL_NS_GPL(asi_teardown, ASI);

@@ -31,19 +31,19 @@
 
 #include "asi.h"
 
-static const char *const iso_level_names[] = { "pgd", "p4d", "pud", "pmd", "pte" };
+static const char *const asi_level_names[] = { "pgd", "p4d", "pud", "pmd", "pte" };
 
 /*
- * Bytes of [start, end) that no object of @iso or of the core stands for;
+ * Bytes of [start, end) that no object of @asi or of the core stands for;
  * the first of them in *first.  The core's ranges do not change while
  * other instances exist.
  */
-static unsigned long iso_uncovered(struct asi *iso, unsigned long start,
+static unsigned long asi_uncovered(struct asi *asi, unsigned long start,
 				   unsigned long end, unsigned long *first)
 {
-	struct asi *owners[] = { iso, iso->shared };
+	struct asi *owners[] = { asi, asi->shared };
 	unsigned long pos = start, gap = 0, reach, next;
-	struct iso_range *r;
+	struct asi_range *r;
 	int i;
 
 	*first = 0;
@@ -71,7 +71,7 @@ static unsigned long iso_uncovered(struct asi *iso, unsigned long start,
 }
 
 /* Name what holds @addr, a byte mapped for no object. */
-static void iso_audit_describe(struct seq_file *m, unsigned long addr)
+static void asi_audit_describe(struct seq_file *m, unsigned long addr)
 {
 	struct page *page;
 	unsigned long off;
@@ -105,11 +105,11 @@ static void iso_audit_describe(struct seq_file *m, unsigned long addr)
  * What the objects mapped on the page at @addr are: a known kind only if
  * all of them are of it, so that an ordinary object beside still counts.
  */
-static enum iso_kind iso_page_kind(struct asi *iso, unsigned long addr)
+static enum asi_kind asi_page_kind(struct asi *asi, unsigned long addr)
 {
-	struct asi *owners[] = { iso, iso->shared };
-	enum iso_kind kind = ISO_KIND_TASK;
-	struct iso_range *r;
+	struct asi *owners[] = { asi, asi->shared };
+	enum asi_kind kind = ASI_KIND_TASK;
+	struct asi_range *r;
 	int i;
 
 	for (i = 0; i < ARRAY_SIZE(owners) && owners[i]; i++)
@@ -120,11 +120,11 @@ static enum iso_kind iso_page_kind(struct asi *iso, unsigned long addr)
 }
 
 /* Name the objects mapped on the page at @addr, with the bytes each covers. */
-static void iso_audit_owners(struct seq_file *m, struct asi *iso, unsigned long addr)
+static void asi_audit_owners(struct seq_file *m, struct asi *asi, unsigned long addr)
 {
-	struct asi *owners[] = { iso, iso->shared };
+	struct asi *owners[] = { asi, asi->shared };
 	unsigned long from, to;
-	struct iso_range *r;
+	struct asi_range *r;
 	int i, n = 0;
 
 	for (i = 0; i < ARRAY_SIZE(owners) && owners[i]; i++) {
@@ -142,8 +142,8 @@ static void iso_audit_owners(struct seq_file *m, struct asi *iso, unsigned long 
 	}
 }
 
-struct iso_audit {
-	struct asi *iso;
+struct asi_audit_walk {
+	struct asi *asi;
 	struct seq_file *m;
 	unsigned int lines;		/* findings still to describe */
 	struct asi_audit *res;
@@ -154,7 +154,7 @@ struct iso_audit {
 };
 
 /* Does the page of RAM at @pfn hold the needle?  Read it without faulting. */
-static bool iso_page_holds(struct iso_audit *a, unsigned long pfn)
+static bool asi_page_holds(struct asi_audit_walk *a, unsigned long pfn)
 {
 	const u8 *p, *last = a->buf + PAGE_SIZE - a->needle_len;
 
@@ -172,15 +172,15 @@ static bool iso_page_holds(struct iso_audit *a, unsigned long pfn)
 }
 
 /* One 4 KiB page the restricted table maps at @addr. */
-static void iso_audit_page(struct iso_audit *a, unsigned long addr, unsigned long pfn)
+static void asi_audit_page(struct asi_audit_walk *a, unsigned long addr, unsigned long pfn)
 {
 	unsigned long first, n;
 
 	if (a->needle) {
-		a->found += iso_page_holds(a, pfn);
+		a->found += asi_page_holds(a, pfn);
 		return;
 	}
-	n = iso_uncovered(a->iso, addr, addr + PAGE_SIZE, &first);
+	n = asi_uncovered(a->asi, addr, addr + PAGE_SIZE, &first);
 	a->res->pages++;
 	if (!n)
 		return;
@@ -188,11 +188,11 @@ static void iso_audit_page(struct iso_audit *a, unsigned long addr, unsigned lon
 		a->res->stray++;
 	} else {
 		a->res->shared++;
-		switch (iso_page_kind(a->iso, addr)) {
-		case ISO_KIND_PERCPU:
+		switch (asi_page_kind(a->asi, addr)) {
+		case ASI_KIND_PERCPU:
 			a->res->shared_percpu++;
 			break;
-		case ISO_KIND_TASK:
+		case ASI_KIND_TASK:
 			a->res->shared_task++;
 			break;
 		default:
@@ -203,14 +203,14 @@ static void iso_audit_page(struct iso_audit *a, unsigned long addr, unsigned lon
 	if (!a->m || !a->lines)
 		return;
 	a->lines--;
-	seq_printf(a->m, "# %s: %s page %#lx (pfn %#lx", a->iso->name,
+	seq_printf(a->m, "# %s: %s page %#lx (pfn %#lx", a->asi->name,
 		   n == PAGE_SIZE ? "stray" : "shared", addr, pfn);
 	if (n != PAGE_SIZE) {
 		seq_puts(a->m, ", mapped for ");
-		iso_audit_owners(a->m, a->iso, addr);
+		asi_audit_owners(a->m, a->asi, addr);
 	}
 	seq_printf(a->m, "), %lu bytes of no mapped object, the first at +%#lx: ", n, first - addr);
-	iso_audit_describe(a->m, first);
+	asi_audit_describe(a->m, first);
 	seq_putc(a->m, '\n');
 }
 
@@ -222,15 +222,15 @@ static void iso_audit_page(struct iso_audit *a, unsigned long addr, unsigned lon
  * stale; one the kernel maps read-only, or that is writable and
  * executable, is writable.
  */
-static void iso_audit_rights(struct iso_audit *a, unsigned long addr, enum asi_level level,
+static void asi_audit_rights(struct asi_audit_walk *a, unsigned long addr, enum asi_level level,
 			     unsigned long val, unsigned long pfn)
 {
 	bool exec = !(val & _PAGE_NX) || !(__supported_pte_mask & _PAGE_NX);
 	unsigned long p, k;
 	const char *what;
 
-	for (p = 0; p < iso_size(level); p += PAGE_SIZE, pfn++) {
-		k = iso_kernel_entry(addr + p, ASI_PTE);
+	for (p = 0; p < asi_size(level); p += PAGE_SIZE, pfn++) {
+		k = asi_kernel_entry(addr + p, ASI_PTE);
 		if (!k || (k & PTE_PFN_MASK) >> PAGE_SHIFT != pfn ||
 		    (pfn_valid(pfn) && PageBuddy(pfn_to_page(pfn)))) {
 			a->res->stale++;
@@ -248,80 +248,81 @@ static void iso_audit_rights(struct iso_audit *a, unsigned long addr, enum asi_l
 			continue;
 		a->lines--;
 		seq_printf(a->m, "# %s: %s page %#lx (pfn %#lx, the kernel's entry %#lx)\n",
-			   a->iso->name, what, addr + p, pfn, k);
+			   a->asi->name, what, addr + p, pfn, k);
 	}
 }
 
-static void iso_audit_table(struct iso_audit *a, void *table, enum asi_level level,
+static void asi_audit_table(struct asi_audit_walk *a, void *table, enum asi_level level,
 			    unsigned long base)
 {
-	unsigned long *e = table, addr, first, size = iso_size(level), pfn, p;
+	unsigned long val, addr, first, size = asi_size(level), pfn, p;
 	unsigned int i;
 
 	for (i = 0; i < PTRS_PER_PTE; i++) {
-		addr = iso_entry_addr(base, i, level);
-		if (!iso_present(e[i]))
+		addr = asi_entry_addr(base, i, level);
+		val = asi_read(asi_slot(table, i), level);
+		if (!asi_present(val))
 			continue;
-		if (!iso_leaf(level, e[i])) {
-			iso_audit_table(a, iso_table(e[i]), iso_next_level(level), addr);
+		if (!asi_leaf(level, val)) {
+			asi_audit_table(a, asi_table(val), asi_next_level(level), addr);
 			continue;
 		}
-		pfn = (e[i] & PTE_PFN_MASK & ~(size - 1)) >> PAGE_SHIFT;
+		pfn = (val & PTE_PFN_MASK & ~(size - 1)) >> PAGE_SHIFT;
 		if (!a->needle)
-			iso_audit_rights(a, addr, level, e[i], pfn);
+			asi_audit_rights(a, addr, level, val, pfn);
 		/* A large leaf that objects cover whole: no need to look closer. */
 		if (size > PAGE_SIZE && !a->needle &&
-		    !iso_uncovered(a->iso, addr, addr + size, &first)) {
+		    !asi_uncovered(a->asi, addr, addr + size, &first)) {
 			a->res->pages += size >> PAGE_SHIFT;
 			continue;
 		}
 		for (p = 0; p < size; p += PAGE_SIZE) {
-			iso_audit_page(a, addr + p, pfn + (p >> PAGE_SHIFT));
+			asi_audit_page(a, addr + p, pfn + (p >> PAGE_SHIFT));
 			cond_resched();
 		}
 	}
 }
 
-static bool iso_maps_any(struct asi *iso, const void *ptr, size_t size)
+static bool asi_maps_any_locked(struct asi *asi, const void *ptr, size_t size)
 {
 	unsigned long a, end = (unsigned long)ptr + size;
 
-	lockdep_assert_held(&iso->lock);
+	lockdep_assert_held(&asi->lock);
 	for (a = (unsigned long)ptr & PAGE_MASK; ptr && a < end; a += PAGE_SIZE)
-		if (asi_is_mapped(iso, (void *)a))
+		if (asi_is_mapped(asi, (void *)a))
 			return true;
 	return false;
 }
 
 /**
  * asi_maps_any() - does an isolated address space map part of a buffer?
- * @iso: the instance
+ * @asi: the instance
  * @ptr: the buffer, or NULL
  * @size: its size
  *
  * Return: true if the restricted page table translates a page of the buffer.
  */
-bool asi_maps_any(struct asi *iso, const void *ptr, size_t size)
+bool asi_maps_any(struct asi *asi, const void *ptr, size_t size)
 {
 	bool ret;
 
 	/* The instance's own tasks may unmap, and free table pages, meanwhile. */
-	mutex_lock(&iso->lock);
-	ret = iso_maps_any(iso, ptr, size);
-	mutex_unlock(&iso->lock);
+	mutex_lock(&asi->lock);
+	ret = asi_maps_any_locked(asi, ptr, size);
+	mutex_unlock(&asi->lock);
 	return ret;
 }
 EXPORT_SYMBOL_NS_GPL(asi_maps_any, ASI);
 
 /**
  * asi_maps_allocation() - does an isolated address space map part of an allocation?
- * @iso: the instance
+ * @asi: the instance
  * @ptr: the start of a slab object, a vmalloc area or pages of the page allocator
  *
  * Return: true if the restricted page table translates a page of the
  * whole allocation, its slack included.
  */
-bool asi_maps_allocation(struct asi *iso, const void *ptr)
+bool asi_maps_allocation(struct asi *asi, const void *ptr)
 {
 	struct vm_struct *area;
 	size_t size = PAGE_SIZE;
@@ -335,17 +336,17 @@ bool asi_maps_allocation(struct asi *iso, const void *ptr)
 		page = virt_to_head_page(ptr);
 		size = PageSlab(page) ? __ksize(ptr) : page_size(page);
 	}
-	return asi_maps_any(iso, ptr, size);
+	return asi_maps_any(asi, ptr, size);
 }
 EXPORT_SYMBOL_NS_GPL(asi_maps_allocation, ASI);
 
 /**
- * iso_irq_stack() - the bottom of a CPU's hard-IRQ stack
+ * asi_irq_stack() - the bottom of a CPU's hard-IRQ stack
  * @cpu: the CPU
  *
  * Return: the stack's lowest address, or NULL when it has none yet.
  */
-void *iso_irq_stack(int cpu)
+void *asi_irq_stack(int cpu)
 {
 	void *top = per_cpu(hardirq_stack_ptr, cpu);
 
@@ -357,12 +358,12 @@ void *iso_irq_stack(int cpu)
  * whatever that CPU handled, and interrupts leave isolation before they
  * switch to it.
  */
-static void iso_audit_irq_stacks(struct asi *iso, struct asi_audit *res)
+static void asi_audit_irq_stacks(struct asi *asi, struct asi_audit *res)
 {
 	int cpu;
 
 	for_each_online_cpu(cpu)
-		res->irq_stacks += iso_maps_any(iso, iso_irq_stack(cpu), IRQ_STACK_SIZE);
+		res->irq_stacks += asi_maps_any_locked(asi, asi_irq_stack(cpu), IRQ_STACK_SIZE);
 }
 
 /*
@@ -370,21 +371,21 @@ static void iso_audit_irq_stacks(struct asi *iso, struct asi_audit *res)
  * and every other task on the system, none of whose task struct or stack
  * pages may be mapped.
  */
-static void iso_audit_tasks(struct asi *iso, struct asi_audit *res)
+static void asi_audit_tasks(struct asi *asi, struct asi_audit *res)
 {
 	struct task_struct *g, *t;
-	struct iso_range *r;
+	struct asi_range *r;
 	bool own;
 
-	list_for_each_entry(r, &iso->ranges, list)
-		res->tasks += r->kind == ISO_KIND_TASK;
+	list_for_each_entry(r, &asi->ranges, list)
+		res->tasks += r->kind == ASI_KIND_TASK;
 	rcu_read_lock();
 	for_each_process_thread(g, t) {
 		own = false;
-		list_for_each_entry(r, &iso->ranges, list)
-			own |= r->kind == ISO_KIND_TASK && r->ptr == (unsigned long)t;
-		if (!own && (iso_maps_any(iso, t, arch_task_struct_size) ||
-			     iso_maps_any(iso, READ_ONCE(t->stack), THREAD_SIZE)))
+		list_for_each_entry(r, &asi->ranges, list)
+			own |= r->kind == ASI_KIND_TASK && r->ptr == (unsigned long)t;
+		if (!own && (asi_maps_any_locked(asi, t, arch_task_struct_size) ||
+			     asi_maps_any_locked(asi, READ_ONCE(t->stack), THREAD_SIZE)))
 			res->other_tasks++;
 	}
 	rcu_read_unlock();
@@ -394,13 +395,13 @@ static void iso_audit_tasks(struct asi *iso, struct asi_audit *res)
  * What page-exclusive allocation costs the instance: the bytes of its
  * objects' pages that the objects do not use, by owner.
  */
-static void iso_audit_padding(struct seq_file *m, struct asi *iso)
+static void asi_audit_padding(struct seq_file *m, struct asi *asi)
 {
 	struct { const char *owner; unsigned long bytes; } pad[4] = {};
-	struct iso_range *r;
+	struct asi_range *r;
 	int i;
 
-	list_for_each_entry(r, &iso->ranges, list) {
+	list_for_each_entry(r, &asi->ranges, list) {
 		if (r->shadow || r->obj_end - r->obj_start <= r->bytes)
 			continue;
 		/* The last slot takes any owner beyond the first ones. */
@@ -412,7 +413,7 @@ static void iso_audit_padding(struct seq_file *m, struct asi *iso)
 		pad[i].owner = pad[i].owner ?: r->owner;
 		pad[i].bytes += r->obj_end - r->obj_start - r->bytes;
 	}
-	seq_printf(m, "# %s: bytes of its objects' pages the objects do not use:", iso->name);
+	seq_printf(m, "# %s: bytes of its objects' pages the objects do not use:", asi->name);
 	for (i = 0; i < ARRAY_SIZE(pad) && pad[i].owner; i++)
 		seq_printf(m, " %s %lu", pad[i].owner, pad[i].bytes);
 	seq_putc(m, '\n');
@@ -420,13 +421,13 @@ static void iso_audit_padding(struct seq_file *m, struct asi *iso)
 
 /**
  * asi_audit() - is every mapped byte one that the instance may map?
- * @iso: the instance
+ * @asi: the instance
  * @m: where to describe findings as "# " lines, or NULL
  * @max_lines: how many findings to describe at most
  * @res: what the audit counted
  *
  * Walks every present leaf of the restricted table, the core's included,
- * and classifies each mapped byte: it belongs to an object mapped for @iso
+ * and classifies each mapped byte: it belongs to an object mapped for @asi
  * or the core, or it does not.  A page of bytes of no mapped object is a
  * finding: "stray" when no object is on it at all, "shared" when a mapped
  * object shares it with something else (another allocation, another CPU's
@@ -441,26 +442,26 @@ static void iso_audit_padding(struct seq_file *m, struct asi *iso)
  * Return: the number of findings: stray, shared, stale and writable pages,
  * and mapped hard-IRQ stacks.
  */
-unsigned long asi_audit(struct asi *iso, struct seq_file *m,
+unsigned long asi_audit(struct asi *asi, struct seq_file *m,
 			unsigned int max_lines, struct asi_audit *res)
 {
-	struct iso_audit a = { .iso = iso, .m = m, .lines = max_lines, .res = res };
+	struct asi_audit_walk a = { .asi = asi, .m = m, .lines = max_lines, .res = res };
 
 	memset(res, 0, sizeof(*res));
-	mutex_lock(&iso->lock);
-	iso_audit_table(&a, iso->pgd, ASI_PGD, 0);
-	iso_audit_tasks(iso, res);
-	iso_audit_irq_stacks(iso, res);
+	mutex_lock(&asi->lock);
+	asi_audit_table(&a, asi->pgd, ASI_PGD, 0);
+	asi_audit_tasks(asi, res);
+	asi_audit_irq_stacks(asi, res);
 	if (m)
-		iso_audit_padding(m, iso);
-	mutex_unlock(&iso->lock);
+		asi_audit_padding(m, asi);
+	mutex_unlock(&asi->lock);
 	return res->stray + res->shared + res->stale + res->writable + res->irq_stacks;
 }
 EXPORT_SYMBOL_NS_GPL(asi_audit, ASI);
 
 /**
  * asi_find() - count the mapped pages that hold some bytes
- * @iso: the instance
+ * @asi: the instance
  * @needle: the bytes, a secret that a test planted somewhere
  * @len: their number, 1 to PAGE_SIZE
  *
@@ -470,19 +471,19 @@ EXPORT_SYMBOL_NS_GPL(asi_audit, ASI);
  * Return: the number of mapped 4 KiB pages that hold @needle, or a
  * negative error.
  */
-long asi_find(struct asi *iso, const void *needle, size_t len)
+long asi_find(struct asi *asi, const void *needle, size_t len)
 {
 	struct asi_audit res;
-	struct iso_audit a = { .iso = iso, .res = &res, .needle = needle, .needle_len = len };
+	struct asi_audit_walk a = { .asi = asi, .res = &res, .needle = needle, .needle_len = len };
 
 	if (!len || len > PAGE_SIZE)
 		return -EINVAL;
 	a.buf = kmalloc(PAGE_SIZE, GFP_KERNEL);
 	if (!a.buf)
 		return -ENOMEM;
-	mutex_lock(&iso->lock);
-	iso_audit_table(&a, iso->pgd, ASI_PGD, 0);
-	mutex_unlock(&iso->lock);
+	mutex_lock(&asi->lock);
+	asi_audit_table(&a, asi->pgd, ASI_PGD, 0);
+	mutex_unlock(&asi->lock);
 	kfree(a.buf);
 	return a.found;
 }
@@ -498,16 +499,16 @@ EXPORT_SYMBOL_NS_GPL(asi_find, ASI);
  */
 void asi_ptdump(struct seq_file *m)
 {
-	struct asi *iso;
+	struct asi *asi;
 
-	mutex_lock(&iso_instances_lock);
-	list_for_each_entry(iso, &iso_instances, list) {
-		seq_printf(m, "---[ asi: %s ]---\n", iso->name);
-		mutex_lock(&iso->lock);
-		ptdump_walk_pgd_table_debugfs(m, iso->pgd);
-		mutex_unlock(&iso->lock);
+	mutex_lock(&asi_instances_lock);
+	list_for_each_entry(asi, &asi_instances, list) {
+		seq_printf(m, "---[ asi: %s ]---\n", asi->name);
+		mutex_lock(&asi->lock);
+		ptdump_walk_pgd_table_debugfs(m, asi->pgd);
+		mutex_unlock(&asi->lock);
 	}
-	mutex_unlock(&iso_instances_lock);
+	mutex_unlock(&asi_instances_lock);
 }
 #endif
 
@@ -523,19 +524,21 @@ void asi_ptdump(struct seq_file *m)
  */
 int asi_ranges_show(struct seq_file *m, void *v)
 {
-	struct asi *iso;
-	struct iso_range *r;
+	struct asi *asi;
+	struct asi_range *r;
 
 	seq_puts(m, "# instance owner start end bytes level\n");
-	mutex_lock(&iso_instances_lock);
-	list_for_each_entry(iso, &iso_instances, list) {
-		mutex_lock(&iso->lock);
-		list_for_each_entry(r, &iso->ranges, list)
-			seq_printf(m, "%s %s %#lx %#lx %lu %s\n", iso->name, r->owner, r->first,
-				   r->last + 1, r->last - r->first + 1, iso_level_names[r->level]);
-		mutex_unlock(&iso->lock);
+	mutex_lock(&asi_instances_lock);
+	list_for_each_entry(asi, &asi_instances, list) {
+		mutex_lock(&asi->lock);
+		list_for_each_entry(r, &asi->ranges, list)
+			seq_printf(m, "%s %s %#lx %#lx %lu %s\n", asi->name, r->owner,
+				   asi_range_first(r), asi_range_last(r) + 1,
+				   asi_range_last(r) - asi_range_first(r) + 1,
+				   asi_level_names[r->level]);
+		mutex_unlock(&asi->lock);
 	}
-	mutex_unlock(&iso_instances_lock);
+	mutex_unlock(&asi_instances_lock);
 	return 0;
 }
 EXPORT_SYMBOL_NS_GPL(asi_ranges_show, ASI);
@@ -544,7 +547,7 @@ EXPORT_SYMBOL_NS_GPL(asi_ranges_show, ASI);
  * What the kernel maps, for comparison, less KASAN's shadow: most of that
  * maps one zero page through the same tables billions of times over.
  */
-static unsigned long iso_kernel_mapped_bytes(void)
+static unsigned long asi_kernel_mapped_bytes(void)
 {
 	unsigned long total = 0;
 	unsigned int i;
@@ -554,65 +557,66 @@ static unsigned long iso_kernel_mapped_bytes(void)
 		if (i >= pgd_index(KASAN_SHADOW_START) && i <= pgd_index(KASAN_SHADOW_END - 1))
 			continue;
 #endif
-		total += iso_mapped_bytes(init_mm.pgd, ASI_PGD, i, i);
+		total += asi_mapped_bytes(init_mm.pgd, ASI_PGD, i, i);
 	}
 	return total;
 }
 
 /* What the core maps, by the kind of memory, for the summary. */
-enum iso_area {
-	ISO_AREA_TEXT, ISO_AREA_RODATA, ISO_AREA_DATA, ISO_AREA_PERCPU,
-	ISO_AREA_ENTRY, ISO_AREA_MODULES, ISO_AREA_SHADOW, ISO_AREA_OTHER,
-	ISO_NR_AREAS
+enum asi_area {
+	ASI_AREA_TEXT, ASI_AREA_RODATA, ASI_AREA_DATA, ASI_AREA_PERCPU,
+	ASI_AREA_ENTRY, ASI_AREA_MODULES, ASI_AREA_SHADOW, ASI_AREA_OTHER,
+	ASI_NR_AREAS
 };
 
-static const char *const iso_area_names[ISO_NR_AREAS] = {
+static const char *const asi_area_names[ASI_NR_AREAS] = {
 	"text", "rodata", "data", "percpu", "entry_area", "modules", "kasan_shadow", "other",
 };
 
-static bool iso_in(unsigned long addr, const void *start, const void *end)
+static bool asi_in(unsigned long addr, const void *start, const void *end)
 {
 	return addr >= (unsigned long)start && addr < (unsigned long)end;
 }
 
-static enum iso_area iso_area(unsigned long addr)
+static enum asi_area asi_area(unsigned long addr)
 {
-	if (iso_in(addr, _text, _etext))
-		return ISO_AREA_TEXT;
-	if (iso_in(addr, __start_rodata, __end_rodata))
-		return ISO_AREA_RODATA;
-	if (iso_in(addr, _sdata, _edata) || iso_in(addr, __bss_start, __bss_stop))
-		return ISO_AREA_DATA;
+	if (asi_in(addr, _text, _etext))
+		return ASI_AREA_TEXT;
+	if (asi_in(addr, __start_rodata, __end_rodata))
+		return ASI_AREA_RODATA;
+	if (asi_in(addr, _sdata, _edata) || asi_in(addr, __bss_start, __bss_stop))
+		return ASI_AREA_DATA;
 	if (is_kernel_percpu_address(addr) || is_module_percpu_address(addr))
-		return ISO_AREA_PERCPU;
+		return ASI_AREA_PERCPU;
 	if (addr >= CPU_ENTRY_AREA_BASE && addr - CPU_ENTRY_AREA_BASE < CPU_ENTRY_AREA_MAP_SIZE)
-		return ISO_AREA_ENTRY;
+		return ASI_AREA_ENTRY;
 	if (addr >= MODULES_VADDR && addr < MODULES_END)
-		return ISO_AREA_MODULES;
+		return ASI_AREA_MODULES;
 #ifdef CONFIG_KASAN
 	if (addr >= KASAN_SHADOW_START && addr < KASAN_SHADOW_END)
-		return ISO_AREA_SHADOW;
+		return ASI_AREA_SHADOW;
 #endif
-	return ISO_AREA_OTHER;
+	return ASI_AREA_OTHER;
 }
 
 /* Add the bytes mapped below @table at @level to @bytes, by kind. */
-static void iso_count_areas(void *table, enum asi_level level, unsigned long base,
+static void asi_count_areas(void *table, enum asi_level level, unsigned long base,
 			    unsigned long *bytes)
 {
-	unsigned long *e = table, addr, p;
+	unsigned long val, addr, p;
 	unsigned int i;
 
 	for (i = level == ASI_PGD ? KERNEL_PGD_BOUNDARY : 0; i < PTRS_PER_PTE; i++) {
-		addr = iso_entry_addr(base, i, level);
-		if (!iso_present(e[i]))
+		addr = asi_entry_addr(base, i, level);
+		val = asi_read(asi_slot(table, i), level);
+		if (!asi_present(val))
 			continue;
-		if (!iso_leaf(level, e[i])) {
-			iso_count_areas(iso_table(e[i]), iso_next_level(level), addr, bytes);
+		if (!asi_leaf(level, val)) {
+			asi_count_areas(asi_table(val), asi_next_level(level), addr, bytes);
 			continue;
 		}
-		for (p = 0; p < iso_size(level); p += PAGE_SIZE)
-			bytes[iso_area(addr + p)] += PAGE_SIZE;
+		for (p = 0; p < asi_size(level); p += PAGE_SIZE)
+			bytes[asi_area(addr + p)] += PAGE_SIZE;
 	}
 }
 
@@ -625,28 +629,28 @@ static void iso_count_areas(void *table, enum asi_level level, unsigned long bas
  */
 void asi_show_summary(struct seq_file *m)
 {
-	unsigned long kernel, bytes[ISO_NR_AREAS] = {};
-	struct asi *iso;
+	unsigned long kernel, bytes[ASI_NR_AREAS] = {};
+	struct asi *asi;
 	int i, n = 0;
 
-	mutex_lock(&iso_instances_lock);
-	list_for_each_entry(iso, &iso_instances, list) {
-		mutex_lock(&iso->lock);
-		seq_printf(m, "mapped_kib_%s %lu\n", iso->name, iso_mapped_total(iso) >> 10);
-		seq_printf(m, "pagetable_pages_%s %lu\n", iso->name,
-			   iso->nr_ptpages + (1 << PGD_ALLOCATION_ORDER));
-		mutex_unlock(&iso->lock);
+	mutex_lock(&asi_instances_lock);
+	list_for_each_entry(asi, &asi_instances, list) {
+		mutex_lock(&asi->lock);
+		seq_printf(m, "mapped_kib_%s %lu\n", asi->name, asi_mapped_total(asi) >> 10);
+		seq_printf(m, "pagetable_pages_%s %lu\n", asi->name,
+			   asi->nr_ptpages + (1 << PGD_ALLOCATION_ORDER));
+		mutex_unlock(&asi->lock);
 		n++;
 	}
-	if (iso_core) {
-		mutex_lock(&iso_core->lock);
-		iso_count_areas(iso_core->pgd, ASI_PGD, 0, bytes);
-		mutex_unlock(&iso_core->lock);
-		for (i = 0; i < ISO_NR_AREAS; i++)
-			seq_printf(m, "core_kib_%s %lu\n", iso_area_names[i], bytes[i] >> 10);
+	if (asi_core) {
+		mutex_lock(&asi_core->lock);
+		asi_count_areas(asi_core->pgd, ASI_PGD, 0, bytes);
+		mutex_unlock(&asi_core->lock);
+		for (i = 0; i < ASI_NR_AREAS; i++)
+			seq_printf(m, "core_kib_%s %lu\n", asi_area_names[i], bytes[i] >> 10);
 	}
-	mutex_unlock(&iso_instances_lock);
-	kernel = iso_kernel_mapped_bytes();
+	mutex_unlock(&asi_instances_lock);
+	kernel = asi_kernel_mapped_bytes();
 	seq_printf(m, "mapped_kib_kernel %lu\n", kernel >> 10);
 	seq_printf(m, "instances %d\n", n);
 }

@@ -36,7 +36,7 @@
 #include "asi.h"
 
 /**
- * iso_split_leaf() - a finer leaf cut from a huge one
+ * asi_split_leaf() - a finer leaf cut from a huge one
  * @val: the huge leaf
  * @from: its level
  * @addr: the address to map
@@ -47,12 +47,12 @@
  *
  * Return: the entry at @level equivalent to @val for @addr.
  */
-unsigned long iso_split_leaf(unsigned long val, enum asi_level from,
+unsigned long asi_split_leaf(unsigned long val, enum asi_level from,
 			     unsigned long addr, enum asi_level level)
 {
 	unsigned long mask = from == ASI_PUD ? PHYSICAL_PUD_PAGE_MASK :
 							PHYSICAL_PMD_PAGE_MASK;
-	unsigned long phys = (val & mask) + (addr & (iso_size(from) - 1) & ~(iso_size(level) - 1));
+	unsigned long phys = (val & mask) + (addr & (asi_size(from) - 1) & ~(asi_size(level) - 1));
 	unsigned long flags = val & ~mask;
 
 	if (level == ASI_PTE)
@@ -61,7 +61,7 @@ unsigned long iso_split_leaf(unsigned long val, enum asi_level from,
 }
 
 /**
- * iso_kernel_entry() - the kernel's entry for an address at a level
+ * asi_kernel_entry() - the kernel's entry for an address at a level
  * @addr: the address
  * @level: the level
  *
@@ -70,79 +70,79 @@ unsigned long iso_split_leaf(unsigned long val, enum asi_level from,
  * Return: a directory pointer or a leaf, as is, or a leaf derived from a
  * coarser huge leaf; 0 where the kernel maps nothing.
  */
-unsigned long iso_kernel_entry(unsigned long addr, enum asi_level level)
+unsigned long asi_kernel_entry(unsigned long addr, enum asi_level level)
 {
 	enum asi_level l = ASI_PGD;
-	unsigned long val = READ_ONCE(*iso_offset(init_mm.pgd, addr, l));
+	unsigned long val = asi_read(asi_offset(init_mm.pgd, addr, l), l);
 
 	for (;;) {
-		if (!iso_present(val))
+		if (!asi_present(val))
 			return 0;
 		if (l == level)
 			return val;
-		if (iso_leaf(l, val))
-			return iso_split_leaf(val, l, addr, level);
-		l = iso_next_level(l);
-		val = READ_ONCE(*iso_offset(iso_table(val), addr, l));
+		if (asi_leaf(l, val))
+			return asi_split_leaf(val, l, addr, level);
+		l = asi_next_level(l);
+		val = asi_read(asi_offset(asi_table(val), addr, l), l);
 	}
 }
 
 /**
- * iso_ptpage() - the record of a directory page an instance allocated
- * @iso: the instance
+ * asi_ptpage() - the record of a directory page an instance allocated
+ * @asi: the instance
  * @table: the page
  *
- * Return: the record, or NULL when @iso did not allocate @table.
+ * Return: the record, or NULL when @asi did not allocate @table.
  */
-struct iso_ptpage *iso_ptpage(struct asi *iso, void *table)
+struct asi_ptpage *asi_ptpage(struct asi *asi, void *table)
 {
-	return xa_load(&iso->ptpages, PHYS_PFN(__pa(table)));
+	return xa_load(&asi->ptpages, PHYS_PFN(__pa(table)));
 }
 
 /**
- * iso_owns() - may an instance write a page-table page?
- * @iso: the instance
+ * asi_owns() - may an instance write a page-table page?
+ * @asi: the instance
  * @table: the page
  *
  * Return: true for its restricted PGD and the pages it recorded.
  */
-bool iso_owns(struct asi *iso, void *table)
+bool asi_owns(struct asi *asi, void *table)
 {
-	return table == (void *)iso->pgd || iso_ptpage(iso, table);
+	return table == (void *)asi->pgd || asi_ptpage(asi, table);
 }
 
-static bool iso_should_fail(struct asi *iso)
+static bool asi_should_fail(struct asi *asi)
 {
 #ifdef CONFIG_ADDRESS_SPACE_ISOLATION_KUNIT_TEST
-	if (iso->fail_alloc_after && !--iso->fail_alloc_after)
+	if (asi->fail_alloc_after && !--asi->fail_alloc_after)
 		return true;
 #endif
 	return false;
 }
 
 /* Allocate and record a directory page for @level entries around @addr. */
-static void *iso_alloc_ptpage(struct asi *iso, enum asi_level level,
+static void *asi_alloc_ptpage(struct asi *asi, enum asi_level level,
 			      unsigned long addr, unsigned long replaced)
 {
-	struct iso_ptpage *pt;
+	struct asi_ptpage *pt;
 
-	if (iso_should_fail(iso))
+	if (asi_should_fail(asi))
 		return NULL;
-	pt = kzalloc(sizeof(*pt), iso->gfp);
+	pt = kzalloc(sizeof(*pt), asi->gfp);
 	if (!pt)
 		return NULL;
-	pt->table = (void *)get_zeroed_page(iso->gfp);
+	pt->table = (void *)get_zeroed_page(asi->gfp);
 	if (!pt->table)
 		goto err_free;
-	if (xa_insert(&iso->ptpages, PHYS_PFN(__pa(pt->table)), pt, iso->gfp))
+	if (xa_insert(&asi->ptpages, PHYS_PFN(__pa(pt->table)), pt, asi->gfp))
 		goto err_page;
 	pt->level = level;
 	pt->base = addr;
 	pt->replaced = replaced;
 	pt->pending = true;
-	list_add_tail(&pt->list, &iso->ptpage_list);
-	iso->nr_ptpages++;
-	atomic_long_inc(&iso_total_ptpages);
+	list_add_tail(&pt->list, &asi->ptpage_list);
+	asi->nr_ptpages++;
+	atomic_long_inc(&asi_total_ptpages);
 	return pt->table;
 
 err_page:
@@ -153,18 +153,18 @@ err_free:
 }
 
 /**
- * iso_free_ptpage() - free a directory page and its record
- * @iso: the instance
+ * asi_free_ptpage() - free a directory page and its record
+ * @asi: the instance
  * @pt: the record, unlinked from the table
  */
-void iso_free_ptpage(struct asi *iso, struct iso_ptpage *pt)
+void asi_free_ptpage(struct asi *asi, struct asi_ptpage *pt)
 {
-	xa_erase(&iso->ptpages, PHYS_PFN(__pa(pt->table)));
+	xa_erase(&asi->ptpages, PHYS_PFN(__pa(pt->table)));
 	list_del(&pt->list);
 	free_page((unsigned long)pt->table);
 	kfree(pt);
-	iso->nr_ptpages--;
-	atomic_long_dec(&iso_total_ptpages);
+	asi->nr_ptpages--;
+	atomic_long_dec(&asi_total_ptpages);
 }
 
 /*
@@ -173,39 +173,39 @@ void iso_free_ptpage(struct asi *iso, struct iso_ptpage *pt)
  * is a leaf or points to a page of the kernel's own table (the address is
  * mapped by a coarser range already), or an ERR_PTR.
  */
-static void *iso_alloc_level(struct asi *iso, unsigned long *slot,
-			     enum asi_level slot_level, unsigned long addr)
+static void *asi_alloc_level(struct asi *asi, void *slot, enum asi_level slot_level,
+			     unsigned long addr)
 {
-	enum asi_level level = iso_next_level(slot_level);
-	unsigned long val = READ_ONCE(*slot);
+	enum asi_level level = asi_next_level(slot_level);
+	unsigned long val = asi_read(slot, slot_level);
 	void *table;
 
-	if (!iso_present(val)) {
-		table = iso_alloc_ptpage(iso, level, addr, 0);
+	if (!asi_present(val)) {
+		table = asi_alloc_ptpage(asi, level, addr, 0);
 		if (!table)
 			return ERR_PTR(-ENOMEM);
-		WRITE_ONCE(*slot, __pa(table) | _KERNPG_TABLE);
+		asi_write(slot, slot_level, __pa(table) | _KERNPG_TABLE);
 		return table;
 	}
-	if (iso_leaf(slot_level, val))
+	if (asi_leaf(slot_level, val))
 		return NULL;
-	table = iso_table(val);
-	if (iso_owns(iso, table))
+	table = asi_table(val);
+	if (asi_owns(asi, table))
 		return table;
-	if (!iso->shared || !iso_ptpage(iso->shared, table))
+	if (!asi->shared || !asi_ptpage(asi->shared, table))
 		return NULL;
 	/* A core page: we add below it, so it becomes our own copy. */
-	table = iso_alloc_ptpage(iso, level, addr, val);
+	table = asi_alloc_ptpage(asi, level, addr, val);
 	if (!table)
 		return ERR_PTR(-ENOMEM);
-	copy_page(table, iso_table(val));
-	WRITE_ONCE(*slot, __pa(table) | (val & ~PTE_PFN_MASK));
+	copy_page(table, asi_table(val));
+	asi_write(slot, slot_level, __pa(table) | (val & ~PTE_PFN_MASK));
 	return table;
 }
 
 /**
- * iso_walk() - the slot for an address at a level
- * @iso: the instance
+ * asi_walk() - the slot for an address at a level
+ * @asi: the instance
  * @addr: the address
  * @level: the level of the slot
  * @alloc: allocate missing directory pages, and clone the core's
@@ -216,101 +216,101 @@ static void *iso_alloc_level(struct asi *iso, unsigned long *slot,
  * reachable at @level (a leaf, or the kernel's own page, maps it above);
  * an ERR_PTR without memory.
  */
-unsigned long *iso_walk(struct asi *iso, unsigned long addr,
-			enum asi_level level, bool alloc)
+void *asi_walk(struct asi *asi, unsigned long addr, enum asi_level level, bool alloc)
 {
 	enum asi_level l = ASI_PGD;
-	unsigned long *slot = iso_offset(iso->pgd, addr, l);
+	void *slot = asi_offset(asi->pgd, addr, l);
 
 	while (l != level) {
-		enum asi_level next = iso_next_level(l);
-		unsigned long val = READ_ONCE(*slot);
+		enum asi_level next = asi_next_level(l);
+		unsigned long val = asi_read(slot, l);
 		void *table;
 
 		if (alloc) {
-			table = iso_alloc_level(iso, slot, l, addr);
+			table = asi_alloc_level(asi, slot, l, addr);
 			if (IS_ERR_OR_NULL(table))
 				return table;
 		} else {
-			if (!iso_present(val) || iso_leaf(l, val))
+			if (!asi_present(val) || asi_leaf(l, val))
 				return NULL;
-			table = iso_table(val);
+			table = asi_table(val);
 		}
 		l = next;
-		slot = iso_offset(table, addr, l);
+		slot = asi_offset(table, addr, l);
 	}
 	return slot;
 }
 
 /**
- * iso_set_entry() - install an entry unless one is there
+ * asi_set_entry() - install an entry unless one is there
  * @slot: the slot
+ * @level: its level
  * @val: the entry
  *
  * Return: 0 when installed or identical but for the A and D bits; -EBUSY
  * when a different entry is there.
  */
-int iso_set_entry(unsigned long *slot, unsigned long val)
+int asi_set_entry(void *slot, enum asi_level level, unsigned long val)
 {
-	unsigned long old = READ_ONCE(*slot);
+	unsigned long old = asi_read(slot, level);
 
 	if (!old) {
-		WRITE_ONCE(*slot, val);
+		asi_write(slot, level, val);
 		return 0;
 	}
-	return (old ^ val) & ~ISO_HW_BITS ? -EBUSY : 0;
+	return (old ^ val) & ~ASI_HW_BITS ? -EBUSY : 0;
 }
 
 /**
- * iso_slot_end() - where the entry of an address ends
+ * asi_slot_end() - where the entry of an address ends
  * @addr: the address
  * @level: the level of the entry
  * @end: the end of the range walked
  *
  * Return: the first address the next entry at @level maps, or @end if sooner.
  */
-unsigned long iso_slot_end(unsigned long addr, enum asi_level level,
+unsigned long asi_slot_end(unsigned long addr, enum asi_level level,
 			   unsigned long end)
 {
-	unsigned long next = (addr | (iso_size(level) - 1)) + 1;
+	unsigned long next = (addr | (asi_size(level) - 1)) + 1;
 
 	return next && next < end ? next : end;
 }
 
-/* Walk from the top to the entry that links @pt's page. */
-static unsigned long *iso_parent_slot(struct asi *iso, struct iso_ptpage *pt)
+/* Walk from the top to the entry that links @pt's page, at *@level. */
+static void *asi_parent_slot(struct asi *asi, struct asi_ptpage *pt, enum asi_level *level)
 {
-	enum asi_level l = ASI_PGD, parent = ASI_PGD;
+	enum asi_level l = ASI_PGD;
 
-	while (iso_next_level(l) != pt->level) {
-		l = iso_next_level(l);
-		parent = l;
-	}
-	return iso_walk(iso, pt->base, parent, false);
+	while (asi_next_level(l) != pt->level)
+		l = asi_next_level(l);
+	*level = l;
+	return asi_walk(asi, pt->base, l, false);
 }
 
 /*
  * Unlink @table and the pages above it that clearing left empty, bottom up,
  * and queue them on @freed: they may be freed only after a TLB flush.
  */
-static void iso_prune(struct asi *iso, void *table, struct list_head *freed)
+static void asi_prune(struct asi *asi, void *table, struct list_head *freed)
 {
-	struct iso_ptpage *pt;
-	unsigned long *slot;
+	struct asi_ptpage *pt;
+	enum asi_level level;
+	void *slot;
 
-	while ((pt = iso_ptpage(iso, table)) && !pt->pending && !memchr_inv(table, 0, PAGE_SIZE)) {
-		slot = iso_parent_slot(iso, pt);
-		if (WARN_ON_ONCE(!slot || iso_table(READ_ONCE(*slot)) != table))
+	while ((pt = asi_ptpage(asi, table)) && !pt->pending && !memchr_inv(table, 0, PAGE_SIZE)) {
+		slot = asi_parent_slot(asi, pt, &level);
+		if (WARN_ON_ONCE(!slot || asi_table(asi_read(slot, level)) != table))
 			return;
-		WRITE_ONCE(*slot, pt->replaced);
+		asi_write(slot, level, pt->replaced);
 		list_move(&pt->list, freed);
 		table = (void *)((unsigned long)slot & PAGE_MASK);
 	}
 }
 
 /**
- * iso_clear() - clear what no other range needs
- * @iso: the instance
+ * asi_clear() - clear what no other range needs
+ * @asi: the instance
  * @skip: the range being removed, or NULL
  * @start: the start of the range
  * @end: its end
@@ -321,70 +321,70 @@ static void iso_prune(struct asi *iso, void *table, struct list_head *freed)
  * @skip needs at that level.  Only entries in pages this instance owns are
  * written.  Finer ranges inside are the caller's business.
  */
-void iso_clear(struct asi *iso, struct iso_range *skip, unsigned long start,
+void asi_clear(struct asi *asi, struct asi_range *skip, unsigned long start,
 	       unsigned long end, enum asi_level level, struct list_head *freed)
 {
-	unsigned long addr, next, *slot;
-	void *table;
+	unsigned long addr, next;
+	void *table, *slot;
 
 	for (addr = start; addr < end; addr = next) {
-		unsigned long first = addr & ~(iso_size(level) - 1);
+		unsigned long first = addr & ~(asi_size(level) - 1);
 
-		next = iso_slot_end(addr, level, end);
-		if (iso_needed(iso, skip, first, first + (iso_size(level) - 1), level))
+		next = asi_slot_end(addr, level, end);
+		if (asi_needed(asi, skip, first, first + (asi_size(level) - 1), level))
 			continue;
-		slot = iso_walk(iso, addr, level, false);
+		slot = asi_walk(asi, addr, level, false);
 		if (!slot)
 			continue;
 		table = (void *)((unsigned long)slot & PAGE_MASK);
-		if (!iso_owns(iso, table))
+		if (!asi_owns(asi, table))
 			continue;
-		WRITE_ONCE(*slot, 0);
-		iso_prune(iso, table, freed);
+		asi_write(slot, level, 0);
+		asi_prune(asi, table, freed);
 	}
 }
 
-static void iso_flush_ipi(void *unused)
+static void asi_flush_ipi(void *unused)
 {
 	/* The interrupt left isolation: the next entry sees the new generation. */
 	this_cpu_inc(asi_cpu.stats.flush_ipis);
 }
 
 /*
- * Make every CPU drop what it cached of @iso's table, which lost entries.
- * A new TLB generation makes each CPU flush its PCID for @iso the next time
- * it enters @iso; only CPUs on @iso right now get an IPI, whose interrupt
+ * Make every CPU drop what it cached of @asi's table, which lost entries.
+ * A new TLB generation makes each CPU flush its PCID for @asi the next time
+ * it enters @asi; only CPUs on @asi right now get an IPI, whose interrupt
  * leaves isolation, and it is waited for.  Other CPUs, including those
  * running other VMs, are not disturbed.  Sleeps.
  */
-static void iso_flush_tlb(struct asi *iso)
+static void asi_flush_tlb(struct asi *asi)
 {
 	cpumask_var_t cpus;
 	int cpu;
 
-	atomic64_inc(&iso->tlb_gen);
+	atomic64_inc(&asi->tlb_gen);
 	/* Pairs with asi_enter(). */
 	smp_mb__after_atomic();
 	if (!zalloc_cpumask_var(&cpus, GFP_KERNEL)) {
 		/* No room for a mask: every CPU then. */
-		on_each_cpu(iso_flush_ipi, NULL, true);
+		on_each_cpu(asi_flush_ipi, NULL, true);
 		return;
 	}
 	for_each_online_cpu(cpu)
-		if (READ_ONCE(per_cpu(asi_cpu, cpu).iso) == iso)
+		if (READ_ONCE(per_cpu(asi_cpu, cpu).asi) == asi)
 			__cpumask_set_cpu(cpu, cpus);
 	if (!cpumask_empty(cpus)) {
 		preempt_disable();
 		/* Not this CPU: the caller is not isolated, it maps and unmaps. */
-		smp_call_function_many(cpus, iso_flush_ipi, NULL, true);
+		smp_call_function_many(cpus, asi_flush_ipi, NULL, true);
 		preempt_enable();
 	}
 	free_cpumask_var(cpus);
 }
 
 /**
- * iso_free_unlinked() - free unlinked pages once no TLB can walk them
- * @iso: the instance
+ * asi_free_unlinked() - free unlinked pages once no TLB can walk them
+ * @asi: the instance
  * @freed: the unlinked pages
  * @first: the first address they translated
  * @last: the last
@@ -393,22 +393,22 @@ static void iso_flush_tlb(struct asi *iso)
  * it; the core, which changes only while no VM exists, and the tests'
  * instances, which are never loaded, the way kernel mappings are.
  */
-void iso_free_unlinked(struct asi *iso, struct list_head *freed,
+void asi_free_unlinked(struct asi *asi, struct list_head *freed,
 		       unsigned long first, unsigned long last)
 {
-	struct iso_ptpage *pt, *tmp;
+	struct asi_ptpage *pt, *tmp;
 
-	if (iso->shared)
-		iso_flush_tlb(iso);
+	if (asi->shared)
+		asi_flush_tlb(asi);
 	else
 		flush_tlb_kernel_range(first, last);
 	list_for_each_entry_safe(pt, tmp, freed, list)
-		iso_free_ptpage(iso, pt);
+		asi_free_ptpage(asi, pt);
 }
 
 /**
- * iso_copy() - copy the kernel's entries for a range
- * @iso: the instance
+ * asi_copy() - copy the kernel's entries for a range
+ * @asi: the instance
  * @start: the start of the range
  * @end: its end
  * @level: the level to copy at
@@ -418,28 +418,29 @@ void iso_free_unlinked(struct asi *iso, struct list_head *freed,
  * Return: 0, -ENOMEM, or -EBUSY when the restricted table maps part of the
  * range differently.
  */
-int iso_copy(struct asi *iso, unsigned long start, unsigned long end,
+int asi_copy(struct asi *asi, unsigned long start, unsigned long end,
 	     enum asi_level level, unsigned long clear, unsigned long *done)
 {
-	unsigned long addr, next, val, *slot;
+	unsigned long addr, next, val;
+	void *slot;
 	int ret = 0;
 
 	for (addr = start; addr < end; addr = next) {
-		next = iso_slot_end(addr, level, end);
+		next = asi_slot_end(addr, level, end);
 		*done = max(*done, addr);
-		val = iso_kernel_entry(addr, level);
+		val = asi_kernel_entry(addr, level);
 		if (!val)
 			continue;	/* a hole in the kernel mapping */
-		slot = iso_walk(iso, addr, level, true);
+		slot = asi_walk(asi, addr, level, true);
 		if (IS_ERR(slot))
 			return PTR_ERR(slot);
 		if (!slot) {
 			/* Mapped by a coarser range already: fine if one covers it. */
-			if (!iso_covered(iso, addr, next - 1))
+			if (!asi_covered(asi, addr, next - 1))
 				return -EBUSY;
 			continue;
 		}
-		ret = iso_set_entry(slot, val & ~clear);
+		ret = asi_set_entry(slot, level, val & ~clear);
 		if (ret)
 			return ret;
 	}
@@ -448,8 +449,8 @@ int iso_copy(struct asi *iso, unsigned long start, unsigned long end,
 }
 
 /**
- * iso_settle_pending() - finish an operation on the table
- * @iso: the instance
+ * asi_settle_pending() - finish an operation on the table
+ * @asi: the instance
  * @keep: it succeeded
  * @freed: where unlinked pages go when it failed
  *
@@ -457,27 +458,28 @@ int iso_copy(struct asi *iso, unsigned long start, unsigned long end,
  * they are unlinked -- the parent entry gets back what it held -- newest
  * first, so that children go before their parents.
  */
-void iso_settle_pending(struct asi *iso, bool keep, struct list_head *freed)
+void asi_settle_pending(struct asi *asi, bool keep, struct list_head *freed)
 {
-	struct iso_ptpage *pt, *tmp;
-	unsigned long *slot;
+	struct asi_ptpage *pt, *tmp;
+	enum asi_level level;
+	void *slot;
 
-	list_for_each_entry_safe_reverse(pt, tmp, &iso->ptpage_list, list) {
+	list_for_each_entry_safe_reverse(pt, tmp, &asi->ptpage_list, list) {
 		if (!pt->pending)
 			break;
 		pt->pending = false;
 		if (keep)
 			continue;
-		slot = iso_parent_slot(iso, pt);
-		if (!WARN_ON_ONCE(!slot || iso_table(READ_ONCE(*slot)) != pt->table))
-			WRITE_ONCE(*slot, pt->replaced);
+		slot = asi_parent_slot(asi, pt, &level);
+		if (!WARN_ON_ONCE(!slot || asi_table(asi_read(slot, level)) != pt->table))
+			asi_write(slot, level, pt->replaced);
 		list_move(&pt->list, freed);
 	}
 }
 
 /**
- * iso_undo_copy() - undo a failed copy
- * @iso: the instance
+ * asi_undo_copy() - undo a failed copy
+ * @asi: the instance
  * @skip: the range whose copy failed, or NULL for a new one
  * @start: the start of the range
  * @end: its end
@@ -486,28 +488,28 @@ void iso_settle_pending(struct asi *iso, bool keep, struct list_head *freed)
  *
  * Clears what the copy installed and frees what it allocated.
  */
-void iso_undo_copy(struct asi *iso, struct iso_range *skip, unsigned long start,
+void asi_undo_copy(struct asi *asi, struct asi_range *skip, unsigned long start,
 		   unsigned long end, unsigned long done, enum asi_level level)
 {
 	LIST_HEAD(freed);
 
-	iso_clear(iso, skip, start, done, level, &freed);
-	iso_settle_pending(iso, false, &freed);
-	iso_free_unlinked(iso, &freed, start & ~(iso_size(level) - 1),
-			  (end - 1) | (iso_size(level) - 1));
+	asi_clear(asi, skip, start, done, level, &freed);
+	asi_settle_pending(asi, false, &freed);
+	asi_free_unlinked(asi, &freed, start & ~(asi_size(level) - 1),
+			  (end - 1) | (asi_size(level) - 1));
 }
 
 /**
- * iso_entry_addr() - the address an entry maps
+ * asi_entry_addr() - the address an entry maps
  * @base: the first address its table maps
  * @i: the entry's index
  * @level: the table's level
  *
  * Return: the address, sign-extended at the top level.
  */
-unsigned long iso_entry_addr(unsigned long base, unsigned int i, enum asi_level level)
+unsigned long asi_entry_addr(unsigned long base, unsigned int i, enum asi_level level)
 {
-	unsigned long addr = base + ((unsigned long)i << iso_shift(level));
+	unsigned long addr = base + ((unsigned long)i << asi_shift(level));
 
 	if (level == ASI_PGD)
 		addr = (long)(addr << (64 - __VIRTUAL_MASK_SHIFT - 1)) >>
@@ -516,7 +518,7 @@ unsigned long iso_entry_addr(unsigned long base, unsigned int i, enum asi_level 
 }
 
 /**
- * iso_mapped_bytes() - bytes a table maps
+ * asi_mapped_bytes() - bytes a table maps
  * @table: the table
  * @level: its level
  * @first: the first entry to count
@@ -525,55 +527,56 @@ unsigned long iso_entry_addr(unsigned long base, unsigned int i, enum asi_level 
  * Return: the bytes mapped below entries @first to @last, through shared
  * pages too.
  */
-unsigned long iso_mapped_bytes(void *table, enum asi_level level,
+unsigned long asi_mapped_bytes(void *table, enum asi_level level,
 			       unsigned int first, unsigned int last)
 {
-	unsigned long *e = table, total = 0;
+	unsigned long val, total = 0;
 	unsigned int i;
 
 	for (i = first; i <= last; i++) {
-		if (!iso_present(e[i]))
+		val = asi_read(asi_slot(table, i), level);
+		if (!asi_present(val))
 			continue;
-		if (iso_leaf(level, e[i]))
-			total += iso_size(level);
+		if (asi_leaf(level, val))
+			total += asi_size(level);
 		else
-			total += iso_mapped_bytes(iso_table(e[i]), iso_next_level(level),
+			total += asi_mapped_bytes(asi_table(val), asi_next_level(level),
 						  0, PTRS_PER_PTE - 1);
 	}
 	return total;
 }
 
 /**
- * iso_mapped_total() - bytes an instance maps
- * @iso: the instance
+ * asi_mapped_total() - bytes an instance maps
+ * @asi: the instance
  *
  * Return: the bytes its restricted table maps, the core's included.
  */
-unsigned long iso_mapped_total(struct asi *iso)
+unsigned long asi_mapped_total(struct asi *asi)
 {
-	return iso_mapped_bytes(iso->pgd, ASI_PGD, KERNEL_PGD_BOUNDARY,
+	return asi_mapped_bytes(asi->pgd, ASI_PGD, KERNEL_PGD_BOUNDARY,
 				PTRS_PER_PGD - 1);
 }
 
 /**
  * asi_is_mapped() - does an isolated address space map an address?
- * @iso: the instance
+ * @asi: the instance
  * @addr: the address
  *
  * Return: true if the restricted page table translates @addr.
  */
-bool asi_is_mapped(struct asi *iso, const void *addr)
+bool asi_is_mapped(struct asi *asi, const void *addr)
 {
 	enum asi_level l = ASI_PGD;
 	unsigned long a = (unsigned long)addr;
-	unsigned long val = READ_ONCE(*iso_offset(iso->pgd, a, l));
+	unsigned long val = asi_read(asi_offset(asi->pgd, a, l), l);
 
 	for (;;) {
-		if (!iso_present(val))
+		if (!asi_present(val))
 			return false;
-		if (iso_leaf(l, val))
+		if (asi_leaf(l, val))
 			return true;
-		l = iso_next_level(l);
-		val = READ_ONCE(*iso_offset(iso_table(val), a, l));
+		l = asi_next_level(l);
+		val = asi_read(asi_offset(asi_table(val), a, l), l);
 	}
 }

@@ -21,82 +21,82 @@
 #include "asi.h"
 
 /* What a table translates one 4 KiB page to, A/D bits aside. */
-struct iso_test_xlate {
+struct asi_test_xlate {
 	unsigned long phys;
 	unsigned long flags;
 };
 
-static bool iso_test_translate(void *pgd, unsigned long addr, struct iso_test_xlate *x)
+static bool asi_test_translate(void *pgd, unsigned long addr, struct asi_test_xlate *x)
 {
 	enum asi_level l = ASI_PGD;
-	unsigned long val = READ_ONCE(*iso_offset(pgd, addr, l));
+	unsigned long val = asi_read(asi_offset(pgd, addr, l), l);
 
 	for (;;) {
-		if (!iso_present(val))
+		if (!asi_present(val))
 			return false;
-		if (iso_leaf(l, val)) {
+		if (asi_leaf(l, val)) {
 			if (l != ASI_PTE)
-				val = iso_split_leaf(val, l, addr, ASI_PTE);
+				val = asi_split_leaf(val, l, addr, ASI_PTE);
 			x->phys = val & PTE_PFN_MASK;
-			x->flags = val & ~PTE_PFN_MASK & ~ISO_HW_BITS;
+			x->flags = val & ~PTE_PFN_MASK & ~ASI_HW_BITS;
 			return true;
 		}
-		l = iso_next_level(l);
-		val = READ_ONCE(*iso_offset(iso_table(val), addr, l));
+		l = asi_next_level(l);
+		val = asi_read(asi_offset(asi_table(val), addr, l), l);
 	}
 }
 
-static bool iso_test_mapped(struct asi *iso, unsigned long addr)
+static bool asi_test_mapped(struct asi *asi, unsigned long addr)
 {
-	struct iso_test_xlate x;
+	struct asi_test_xlate x;
 
-	return iso_test_translate(iso->pgd, addr, &x);
+	return asi_test_translate(asi->pgd, addr, &x);
 }
 
-/* Every page of [start, end) translates in @iso exactly as in the kernel. */
-static void iso_test_expect_same(struct kunit *test, struct asi *iso,
+/* Every page of [start, end) translates in @asi exactly as in the kernel. */
+static void asi_test_expect_same(struct kunit *test, struct asi *asi,
 				 unsigned long start, unsigned long end)
 {
-	struct iso_test_xlate k, o;
+	struct asi_test_xlate k, o;
 	unsigned long addr;
 
 	for (addr = start & PAGE_MASK; addr < end; addr += PAGE_SIZE) {
-		bool kernel = iso_test_translate(init_mm.pgd, addr, &k);
+		bool kernel = asi_test_translate(init_mm.pgd, addr, &k);
 
 		if (!kernel)
 			continue;
-		KUNIT_ASSERT_TRUE_MSG(test, iso_test_translate(iso->pgd, addr, &o),
+		KUNIT_ASSERT_TRUE_MSG(test, asi_test_translate(asi->pgd, addr, &o),
 				      "%#lx not mapped", addr);
 		KUNIT_EXPECT_EQ_MSG(test, o.phys, k.phys, "%#lx", addr);
 		KUNIT_EXPECT_EQ_MSG(test, o.flags, k.flags, "%#lx", addr);
 	}
 }
 
-static void iso_test_expect_unmapped(struct kunit *test, struct asi *iso,
+static void asi_test_expect_unmapped(struct kunit *test, struct asi *asi,
 				     unsigned long start, unsigned long end)
 {
 	unsigned long addr;
 
 	for (addr = start & PAGE_MASK; addr < end; addr += PAGE_SIZE)
-		KUNIT_EXPECT_FALSE_MSG(test, iso_test_mapped(iso, addr), "%#lx mapped", addr);
+		KUNIT_EXPECT_FALSE_MSG(test, asi_test_mapped(asi, addr), "%#lx mapped", addr);
 }
 
 /* Copies of the kernel's page-table pages that translate a range. */
-#define ISO_TEST_MAX_SNAP 32
-struct iso_test_snap {
+#define ASI_TEST_MAX_SNAP 32
+struct asi_test_snap {
 	int n;
-	void *page[ISO_TEST_MAX_SNAP];
-	void *copy[ISO_TEST_MAX_SNAP];
+	void *page[ASI_TEST_MAX_SNAP];
+	void *copy[ASI_TEST_MAX_SNAP];
 };
 
-static void iso_test_snap_add(struct kunit *test, struct iso_test_snap *s, void *page)
+static void asi_test_snap_add(struct kunit *test, struct asi_test_snap *s, void *page)
 {
 	int i;
 
 	for (i = 0; i < s->n; i++)
 		if (s->page[i] == page)
 			return;
-	KUNIT_ASSERT_LT(test, s->n, ISO_TEST_MAX_SNAP);
+	KUNIT_ASSERT_LT(test, s->n, ASI_TEST_MAX_SNAP);
 	s->page[s->n] = page;
 	s->copy[s->n] = kunit_kmalloc(test, PAGE_SIZE, GFP_KERNEL);
 	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, s->copy[s->n]);
@@ -105,7 +105,7 @@ static void iso_test_snap_add(struct kunit *test, struct iso_test_snap *s, void 
 }
 
 /* Snapshot the kernel pages around [start, end): the neighbours too. */
-static void iso_test_snapshot(struct kunit *test, struct iso_test_snap *s,
+static void asi_test_snapshot(struct kunit *test, struct asi_test_snap *s,
 			      unsigned long start, unsigned long end)
 {
 	unsigned long addr;
@@ -117,17 +117,17 @@ static void iso_test_snapshot(struct kunit *test, struct iso_test_snap *s,
 		unsigned long val;
 
 		for (;;) {
-			iso_test_snap_add(test, s, table);
-			val = READ_ONCE(*iso_offset(table, addr, l));
-			if (!iso_present(val) || iso_leaf(l, val))
+			asi_test_snap_add(test, s, table);
+			val = asi_read(asi_offset(table, addr, l), l);
+			if (!asi_present(val) || asi_leaf(l, val))
 				break;
-			table = iso_table(val);
-			l = iso_next_level(l);
+			table = asi_table(val);
+			l = asi_next_level(l);
 		}
 	}
 }
 
-static void iso_test_expect_snapshot(struct kunit *test, struct iso_test_snap *s)
+static void asi_test_expect_snapshot(struct kunit *test, struct asi_test_snap *s)
 {
 	int i;
 
@@ -136,26 +136,26 @@ static void iso_test_expect_snapshot(struct kunit *test, struct iso_test_snap *s
 				    "kernel page-table page %p changed", s->page[i]);
 }
 
-static int iso_test_map(struct asi *iso, const void *ptr, size_t size,
+static int asi_test_map(struct asi *asi, const void *ptr, size_t size,
 			enum asi_level level)
 {
-	return asi_map(iso, ptr, size, level, "test");
+	return asi_map(asi, ptr, size, level, "test");
 }
 
 /*
  * An instance whose table holds only what a test maps: with KASAN, no
- * shadow ranges beside (iso_test_kasan_shadow() tests those).
+ * shadow ranges beside (asi_test_kasan_shadow() tests those).
  */
-static struct asi *iso_test_create(struct kunit *test, struct asi *shared)
+static struct asi *asi_test_create(struct kunit *test, struct asi *shared)
 {
-	struct asi *iso = iso_create(shared, GFP_KERNEL, "test");
+	struct asi *asi = asi_create_instance(shared, GFP_KERNEL, "test");
 
-	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, iso);
-	iso->kasan_shadow = false;
-	return iso;
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, asi);
+	asi->kasan_shadow = false;
+	return asi;
 }
 
-static void *iso_test_vmalloc(struct kunit *test, size_t size)
+static void *asi_test_vmalloc(struct kunit *test, size_t size)
 {
 	void *p = vmalloc(size);
 
@@ -164,10 +164,10 @@ static void *iso_test_vmalloc(struct kunit *test, size_t size)
 }
 
 /* Copy at every level, then compare walks of both page tables. */
-static void iso_test_copy_levels(struct kunit *test)
+static void asi_test_copy_levels(struct kunit *test)
 {
-	struct asi *iso = iso_test_create(test, NULL);
-	void *vbuf = iso_test_vmalloc(test, 3 * PAGE_SIZE);
+	struct asi *asi = asi_test_create(test, NULL);
+	void *vbuf = asi_test_vmalloc(test, 3 * PAGE_SIZE);
 	void *kbuf = kunit_kmalloc(test, 2 * PAGE_SIZE, GFP_KERNEL);
 	unsigned long text = (unsigned long)_text, cea = CPU_ENTRY_AREA_BASE;
 	struct cpu_entry_area *area = get_cpu_entry_area(raw_smp_processor_id());
@@ -175,38 +175,38 @@ static void iso_test_copy_levels(struct kunit *test)
 	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, kbuf);
 
 	/* PTE: vmalloc and the direct map (a huge kernel page copied as 4 KiB pages). */
-	KUNIT_EXPECT_EQ(test, iso_test_map(iso, vbuf, 3 * PAGE_SIZE, ASI_PTE), 0);
-	iso_test_expect_same(test, iso, (unsigned long)vbuf, (unsigned long)vbuf + 3 * PAGE_SIZE);
-	KUNIT_EXPECT_EQ(test, iso_test_map(iso, kbuf, 2 * PAGE_SIZE, ASI_PTE), 0);
-	iso_test_expect_same(test, iso, (unsigned long)kbuf, (unsigned long)kbuf + 2 * PAGE_SIZE);
-	iso_test_expect_unmapped(test, iso, (unsigned long)kbuf - PAGE_SIZE, (unsigned long)kbuf);
-	iso_test_expect_unmapped(test, iso, PAGE_ALIGN((unsigned long)kbuf + 2 * PAGE_SIZE),
+	KUNIT_EXPECT_EQ(test, asi_test_map(asi, vbuf, 3 * PAGE_SIZE, ASI_PTE), 0);
+	asi_test_expect_same(test, asi, (unsigned long)vbuf, (unsigned long)vbuf + 3 * PAGE_SIZE);
+	KUNIT_EXPECT_EQ(test, asi_test_map(asi, kbuf, 2 * PAGE_SIZE, ASI_PTE), 0);
+	asi_test_expect_same(test, asi, (unsigned long)kbuf, (unsigned long)kbuf + 2 * PAGE_SIZE);
+	asi_test_expect_unmapped(test, asi, (unsigned long)kbuf - PAGE_SIZE, (unsigned long)kbuf);
+	asi_test_expect_unmapped(test, asi, PAGE_ALIGN((unsigned long)kbuf + 2 * PAGE_SIZE),
 				 PAGE_ALIGN((unsigned long)kbuf + 3 * PAGE_SIZE));
 
 	/* PMD: a 2 MiB slot of kernel text, whatever the kernel maps it with. */
-	KUNIT_EXPECT_EQ(test, iso_test_map(iso, _text, PAGE_SIZE, ASI_PMD), 0);
-	iso_test_expect_same(test, iso, text, text + PMD_SIZE);
+	KUNIT_EXPECT_EQ(test, asi_test_map(asi, _text, PAGE_SIZE, ASI_PMD), 0);
+	asi_test_expect_same(test, asi, text, text + PMD_SIZE);
 
 	/* P4D (the PGD with 4-level paging): the whole cpu_entry_area. */
-	KUNIT_EXPECT_EQ(test, iso_test_map(iso, (void *)cea, PAGE_SIZE, ASI_P4D), 0);
-	iso_test_expect_same(test, iso, (unsigned long)area, (unsigned long)(area + 1));
+	KUNIT_EXPECT_EQ(test, asi_test_map(asi, (void *)cea, PAGE_SIZE, ASI_P4D), 0);
+	asi_test_expect_same(test, asi, (unsigned long)area, (unsigned long)(area + 1));
 
 	/* PUD: a 1 GiB slot of the vmalloc area, by reference. */
-	asi_unmap(iso, vbuf);
-	KUNIT_EXPECT_EQ(test, iso_test_map(iso, vbuf, PAGE_SIZE, ASI_PUD), 0);
-	iso_test_expect_same(test, iso, (unsigned long)vbuf, (unsigned long)vbuf + 3 * PAGE_SIZE);
+	asi_unmap(asi, vbuf);
+	KUNIT_EXPECT_EQ(test, asi_test_map(asi, vbuf, PAGE_SIZE, ASI_PUD), 0);
+	asi_test_expect_same(test, asi, (unsigned long)vbuf, (unsigned long)vbuf + 3 * PAGE_SIZE);
 
-	asi_destroy(iso);
+	asi_destroy(asi);
 	vfree(vbuf);
 }
 
 /* The kernel's page-table pages are bit for bit the same after copy and clear. */
-static void iso_test_kernel_unchanged(struct kunit *test)
+static void asi_test_kernel_unchanged(struct kunit *test)
 {
-	struct asi *iso = iso_test_create(test, NULL);
-	void *vbuf = iso_test_vmalloc(test, 2 * PAGE_SIZE);
+	struct asi *asi = asi_test_create(test, NULL);
+	void *vbuf = asi_test_vmalloc(test, 2 * PAGE_SIZE);
 	void *kbuf = kunit_kmalloc(test, PAGE_SIZE, GFP_KERNEL);
-	struct iso_test_snap *v, *k;
+	struct asi_test_snap *v, *k;
 	enum asi_level level;
 
 	v = kunit_kzalloc(test, sizeof(*v), GFP_KERNEL);
@@ -214,105 +214,106 @@ static void iso_test_kernel_unchanged(struct kunit *test)
 	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, kbuf);
 	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, v);
 	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, k);
-	iso_test_snapshot(test, v, (unsigned long)vbuf, (unsigned long)vbuf + 2 * PAGE_SIZE);
-	iso_test_snapshot(test, k, (unsigned long)kbuf, (unsigned long)kbuf + PAGE_SIZE);
+	asi_test_snapshot(test, v, (unsigned long)vbuf, (unsigned long)vbuf + 2 * PAGE_SIZE);
+	asi_test_snapshot(test, k, (unsigned long)kbuf, (unsigned long)kbuf + PAGE_SIZE);
 
 	for (level = ASI_PUD; level <= ASI_PTE; level++) {
-		KUNIT_EXPECT_EQ(test, asi_map(iso, vbuf, 2 * PAGE_SIZE, level, "t"), 0);
-		iso_test_expect_snapshot(test, v);
-		asi_unmap(iso, vbuf);
-		iso_test_expect_snapshot(test, v);
-		iso_test_expect_unmapped(test, iso, (unsigned long)vbuf,
+		KUNIT_EXPECT_EQ(test, asi_map(asi, vbuf, 2 * PAGE_SIZE, level, "t"), 0);
+		asi_test_expect_snapshot(test, v);
+		asi_unmap(asi, vbuf);
+		asi_test_expect_snapshot(test, v);
+		asi_test_expect_unmapped(test, asi, (unsigned long)vbuf,
 					 (unsigned long)vbuf + 2 * PAGE_SIZE);
 	}
-	KUNIT_EXPECT_EQ(test, iso_test_map(iso, kbuf, PAGE_SIZE, ASI_PTE), 0);
-	iso_test_expect_snapshot(test, k);
-	asi_unmap(iso, kbuf);
-	iso_test_expect_snapshot(test, k);
+	KUNIT_EXPECT_EQ(test, asi_test_map(asi, kbuf, PAGE_SIZE, ASI_PTE), 0);
+	asi_test_expect_snapshot(test, k);
+	asi_unmap(asi, kbuf);
+	asi_test_expect_snapshot(test, k);
 
-	asi_destroy(iso);
+	asi_destroy(asi);
 	vfree(vbuf);
 }
 
 /* An entry is never overwritten with a different value. */
-static void iso_test_refuse_overwrite(struct kunit *test)
+static void asi_test_refuse_overwrite(struct kunit *test)
 {
-	unsigned long slot = 0x1000 | _PAGE_PRESENT;
+	pte_t slot = __pte(0x1000 | _PAGE_PRESENT);
 
-	KUNIT_EXPECT_EQ(test, iso_set_entry(&slot, 0x1000 | _PAGE_PRESENT | _PAGE_ACCESSED), 0);
-	KUNIT_EXPECT_EQ(test, iso_set_entry(&slot, 0x2000 | _PAGE_PRESENT), -EBUSY);
-	KUNIT_EXPECT_EQ(test, slot, 0x1000UL | _PAGE_PRESENT);
+	KUNIT_EXPECT_EQ(test, asi_set_entry(&slot, ASI_PTE,
+					    0x1000 | _PAGE_PRESENT | _PAGE_ACCESSED), 0);
+	KUNIT_EXPECT_EQ(test, asi_set_entry(&slot, ASI_PTE, 0x2000 | _PAGE_PRESENT), -EBUSY);
+	KUNIT_EXPECT_EQ(test, pte_val(slot), 0x1000UL | _PAGE_PRESENT);
 }
 
 /* User addresses and coarse copies of the direct map are refused. */
-static void iso_test_refuse_bad_ranges(struct kunit *test)
+static void asi_test_refuse_bad_ranges(struct kunit *test)
 {
-	struct asi *iso = iso_test_create(test, NULL);
+	struct asi *asi = asi_test_create(test, NULL);
 	void *kbuf = kunit_kmalloc(test, PAGE_SIZE, GFP_KERNEL);
 
 	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, kbuf);
-	KUNIT_EXPECT_EQ(test, asi_map(iso, (void *)0x400000, PAGE_SIZE,
+	KUNIT_EXPECT_EQ(test, asi_map(asi, (void *)0x400000, PAGE_SIZE,
 				      ASI_PTE, "t"), -EINVAL);
-	KUNIT_EXPECT_EQ(test, iso_test_map(iso, kbuf, PAGE_SIZE, ASI_PMD),
+	KUNIT_EXPECT_EQ(test, asi_test_map(asi, kbuf, PAGE_SIZE, ASI_PMD),
 			-EINVAL);
-	KUNIT_EXPECT_EQ(test, iso_test_map(iso, kbuf, 0, ASI_PTE), -EINVAL);
-	KUNIT_EXPECT_FALSE(test, iso_test_mapped(iso, (unsigned long)kbuf));
-	asi_destroy(iso);
+	KUNIT_EXPECT_EQ(test, asi_test_map(asi, kbuf, 0, ASI_PTE), -EINVAL);
+	KUNIT_EXPECT_FALSE(test, asi_test_mapped(asi, (unsigned long)kbuf));
+	asi_destroy(asi);
 }
 
 /* A subset of a mapped range, and a superset of one. */
-static void iso_test_subset_superset(struct kunit *test)
+static void asi_test_subset_superset(struct kunit *test)
 {
-	struct asi *iso = iso_test_create(test, NULL);
-	unsigned long b = (unsigned long)iso_test_vmalloc(test, 3 * PAGE_SIZE);
+	struct asi *asi = asi_test_create(test, NULL);
+	unsigned long b = (unsigned long)asi_test_vmalloc(test, 3 * PAGE_SIZE);
 	void *big = (void *)b, *mid = (void *)(b + PAGE_SIZE);
 
 	/* Subset mapped after the big range; the big one goes first. */
-	KUNIT_EXPECT_EQ(test, iso_test_map(iso, big, 3 * PAGE_SIZE, ASI_PTE), 0);
-	KUNIT_EXPECT_EQ(test, iso_test_map(iso, mid, PAGE_SIZE, ASI_PTE), 0);
-	asi_unmap(iso, big);
-	iso_test_expect_same(test, iso, b + PAGE_SIZE, b + 2 * PAGE_SIZE);
-	iso_test_expect_unmapped(test, iso, b, b + PAGE_SIZE);
-	iso_test_expect_unmapped(test, iso, b + 2 * PAGE_SIZE, b + 3 * PAGE_SIZE);
-	asi_unmap(iso, mid);
-	iso_test_expect_unmapped(test, iso, b, b + 3 * PAGE_SIZE);
+	KUNIT_EXPECT_EQ(test, asi_test_map(asi, big, 3 * PAGE_SIZE, ASI_PTE), 0);
+	KUNIT_EXPECT_EQ(test, asi_test_map(asi, mid, PAGE_SIZE, ASI_PTE), 0);
+	asi_unmap(asi, big);
+	asi_test_expect_same(test, asi, b + PAGE_SIZE, b + 2 * PAGE_SIZE);
+	asi_test_expect_unmapped(test, asi, b, b + PAGE_SIZE);
+	asi_test_expect_unmapped(test, asi, b + 2 * PAGE_SIZE, b + 3 * PAGE_SIZE);
+	asi_unmap(asi, mid);
+	asi_test_expect_unmapped(test, asi, b, b + 3 * PAGE_SIZE);
 
 	/* Superset mapped after the small range; the small one goes first. */
-	KUNIT_EXPECT_EQ(test, iso_test_map(iso, mid, PAGE_SIZE, ASI_PTE), 0);
-	KUNIT_EXPECT_EQ(test, iso_test_map(iso, big, 3 * PAGE_SIZE, ASI_PTE), 0);
-	asi_unmap(iso, mid);
-	iso_test_expect_same(test, iso, b, b + 3 * PAGE_SIZE);
-	asi_unmap(iso, big);
-	iso_test_expect_unmapped(test, iso, b, b + 3 * PAGE_SIZE);
+	KUNIT_EXPECT_EQ(test, asi_test_map(asi, mid, PAGE_SIZE, ASI_PTE), 0);
+	KUNIT_EXPECT_EQ(test, asi_test_map(asi, big, 3 * PAGE_SIZE, ASI_PTE), 0);
+	asi_unmap(asi, mid);
+	asi_test_expect_same(test, asi, b, b + 3 * PAGE_SIZE);
+	asi_unmap(asi, big);
+	asi_test_expect_unmapped(test, asi, b, b + 3 * PAGE_SIZE);
 
 	/* A finer range inside a coarser one adds nothing, and outlives it. */
-	KUNIT_EXPECT_EQ(test, iso_test_map(iso, big, PAGE_SIZE, ASI_PMD), 0);
-	KUNIT_EXPECT_EQ(test, iso_test_map(iso, mid, PAGE_SIZE, ASI_PTE), 0);
-	KUNIT_EXPECT_FALSE(test, iso_owns(iso, (void *)((unsigned long)
-			   iso_walk(iso, b, ASI_PTE, false) & PAGE_MASK)));
-	asi_unmap(iso, big);
-	iso_test_expect_same(test, iso, b + PAGE_SIZE, b + 2 * PAGE_SIZE);
-	iso_test_expect_unmapped(test, iso, b, b + PAGE_SIZE);
-	iso_test_expect_unmapped(test, iso, b + 2 * PAGE_SIZE, b + 3 * PAGE_SIZE);
-	asi_unmap(iso, mid);
-	iso_test_expect_unmapped(test, iso, b, b + 3 * PAGE_SIZE);
+	KUNIT_EXPECT_EQ(test, asi_test_map(asi, big, PAGE_SIZE, ASI_PMD), 0);
+	KUNIT_EXPECT_EQ(test, asi_test_map(asi, mid, PAGE_SIZE, ASI_PTE), 0);
+	KUNIT_EXPECT_FALSE(test, asi_owns(asi, (void *)((unsigned long)
+			   asi_walk(asi, b, ASI_PTE, false) & PAGE_MASK)));
+	asi_unmap(asi, big);
+	asi_test_expect_same(test, asi, b + PAGE_SIZE, b + 2 * PAGE_SIZE);
+	asi_test_expect_unmapped(test, asi, b, b + PAGE_SIZE);
+	asi_test_expect_unmapped(test, asi, b + 2 * PAGE_SIZE, b + 3 * PAGE_SIZE);
+	asi_unmap(asi, mid);
+	asi_test_expect_unmapped(test, asi, b, b + 3 * PAGE_SIZE);
 
 	/* A coarser range over finer entries of our own is refused, harmlessly. */
-	KUNIT_EXPECT_EQ(test, iso_test_map(iso, mid, PAGE_SIZE, ASI_PTE), 0);
-	KUNIT_EXPECT_EQ(test, iso_test_map(iso, big, PAGE_SIZE, ASI_PMD), -EBUSY);
-	iso_test_expect_same(test, iso, b + PAGE_SIZE, b + 2 * PAGE_SIZE);
-	iso_test_expect_unmapped(test, iso, b, b + PAGE_SIZE);
-	asi_unmap(iso, mid);
+	KUNIT_EXPECT_EQ(test, asi_test_map(asi, mid, PAGE_SIZE, ASI_PTE), 0);
+	KUNIT_EXPECT_EQ(test, asi_test_map(asi, big, PAGE_SIZE, ASI_PMD), -EBUSY);
+	asi_test_expect_same(test, asi, b + PAGE_SIZE, b + 2 * PAGE_SIZE);
+	asi_test_expect_unmapped(test, asi, b, b + PAGE_SIZE);
+	asi_unmap(asi, mid);
 
 	/* The same buffer twice takes a reference. */
-	KUNIT_EXPECT_EQ(test, iso_test_map(iso, mid, PAGE_SIZE, ASI_PTE), 0);
-	KUNIT_EXPECT_EQ(test, iso_test_map(iso, mid, PAGE_SIZE, ASI_PTE), 0);
-	asi_unmap(iso, mid);
-	KUNIT_EXPECT_TRUE(test, iso_test_mapped(iso, b + PAGE_SIZE));
-	asi_unmap(iso, mid);
-	KUNIT_EXPECT_FALSE(test, iso_test_mapped(iso, b + PAGE_SIZE));
+	KUNIT_EXPECT_EQ(test, asi_test_map(asi, mid, PAGE_SIZE, ASI_PTE), 0);
+	KUNIT_EXPECT_EQ(test, asi_test_map(asi, mid, PAGE_SIZE, ASI_PTE), 0);
+	asi_unmap(asi, mid);
+	KUNIT_EXPECT_TRUE(test, asi_test_mapped(asi, b + PAGE_SIZE));
+	asi_unmap(asi, mid);
+	KUNIT_EXPECT_FALSE(test, asi_test_mapped(asi, b + PAGE_SIZE));
 
-	asi_destroy(iso);
+	asi_destroy(asi);
 	vfree(big);
 }
 
@@ -322,169 +323,169 @@ static void iso_test_subset_superset(struct kunit *test)
  * stands in for by pointing our entry elsewhere.  Mapping it again must
  * replace the stale mapping, at the same address and at one overlapping it.
  */
-static void iso_test_reallocated(struct kunit *test)
+static void asi_test_reallocated(struct kunit *test)
 {
-	struct asi *iso = iso_test_create(test, NULL);
-	unsigned long b = (unsigned long)iso_test_vmalloc(test, 2 * PAGE_SIZE);
-	unsigned long *slot;
+	struct asi *asi = asi_test_create(test, NULL);
+	unsigned long b = (unsigned long)asi_test_vmalloc(test, 2 * PAGE_SIZE);
+	void *slot;
 
-	KUNIT_EXPECT_EQ(test, asi_map(iso, (void *)b, 2 * PAGE_SIZE,
+	KUNIT_EXPECT_EQ(test, asi_map(asi, (void *)b, 2 * PAGE_SIZE,
 				      ASI_PTE, "old"), 0);
-	slot = iso_walk(iso, b, ASI_PTE, false);
+	slot = asi_walk(asi, b, ASI_PTE, false);
 	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, slot);
-	WRITE_ONCE(*slot, READ_ONCE(*slot) ^ PAGE_SIZE);
-	KUNIT_EXPECT_EQ(test, asi_map(iso, (void *)b, 2 * PAGE_SIZE,
+	asi_write(slot, ASI_PTE, asi_read(slot, ASI_PTE) ^ PAGE_SIZE);
+	KUNIT_EXPECT_EQ(test, asi_map(asi, (void *)b, 2 * PAGE_SIZE,
 				      ASI_PTE, "new"), 0);
-	iso_test_expect_same(test, iso, b, b + 2 * PAGE_SIZE);
-	KUNIT_EXPECT_TRUE(test, list_is_singular(&iso->ranges));
+	asi_test_expect_same(test, asi, b, b + 2 * PAGE_SIZE);
+	KUNIT_EXPECT_TRUE(test, list_is_singular(&asi->ranges));
 
 	/* Replacing may have freed and reallocated the page-table page. */
-	slot = iso_walk(iso, b, ASI_PTE, false);
+	slot = asi_walk(asi, b, ASI_PTE, false);
 	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, slot);
-	WRITE_ONCE(*slot, READ_ONCE(*slot) ^ PAGE_SIZE);
-	KUNIT_EXPECT_EQ(test, asi_map(iso, (void *)b, PAGE_SIZE,
+	asi_write(slot, ASI_PTE, asi_read(slot, ASI_PTE) ^ PAGE_SIZE);
+	KUNIT_EXPECT_EQ(test, asi_map(asi, (void *)b, PAGE_SIZE,
 				      ASI_PTE, "overlap"), 0);
-	iso_test_expect_same(test, iso, b, b + PAGE_SIZE);
+	asi_test_expect_same(test, asi, b, b + PAGE_SIZE);
 
-	asi_destroy(iso);
+	asi_destroy(asi);
 	vfree((void *)b);
 }
 
 /* A buffer not starting on a page boundary, and one crossing a page. */
-static void iso_test_unaligned(struct kunit *test)
+static void asi_test_unaligned(struct kunit *test)
 {
-	struct asi *iso = iso_test_create(test, NULL);
-	unsigned long b = (unsigned long)iso_test_vmalloc(test, 3 * PAGE_SIZE);
+	struct asi *asi = asi_test_create(test, NULL);
+	unsigned long b = (unsigned long)asi_test_vmalloc(test, 3 * PAGE_SIZE);
 
-	KUNIT_EXPECT_EQ(test, iso_test_map(iso, (void *)(b + 100), 50, ASI_PTE), 0);
-	iso_test_expect_same(test, iso, b, b + PAGE_SIZE);
-	iso_test_expect_unmapped(test, iso, b + PAGE_SIZE, b + 3 * PAGE_SIZE);
-	asi_unmap(iso, (void *)(b + 100));
-	iso_test_expect_unmapped(test, iso, b, b + PAGE_SIZE);
+	KUNIT_EXPECT_EQ(test, asi_test_map(asi, (void *)(b + 100), 50, ASI_PTE), 0);
+	asi_test_expect_same(test, asi, b, b + PAGE_SIZE);
+	asi_test_expect_unmapped(test, asi, b + PAGE_SIZE, b + 3 * PAGE_SIZE);
+	asi_unmap(asi, (void *)(b + 100));
+	asi_test_expect_unmapped(test, asi, b, b + PAGE_SIZE);
 
-	KUNIT_EXPECT_EQ(test, asi_map(iso, (void *)(b + 2 * PAGE_SIZE - 8), 16,
+	KUNIT_EXPECT_EQ(test, asi_map(asi, (void *)(b + 2 * PAGE_SIZE - 8), 16,
 				      ASI_PTE, "t"), 0);
-	iso_test_expect_unmapped(test, iso, b, b + PAGE_SIZE);
-	iso_test_expect_same(test, iso, b + PAGE_SIZE, b + 3 * PAGE_SIZE);
-	asi_unmap(iso, (void *)(b + 2 * PAGE_SIZE - 8));
-	iso_test_expect_unmapped(test, iso, b, b + 3 * PAGE_SIZE);
+	asi_test_expect_unmapped(test, asi, b, b + PAGE_SIZE);
+	asi_test_expect_same(test, asi, b + PAGE_SIZE, b + 3 * PAGE_SIZE);
+	asi_unmap(asi, (void *)(b + 2 * PAGE_SIZE - 8));
+	asi_test_expect_unmapped(test, asi, b, b + 3 * PAGE_SIZE);
 
-	asi_destroy(iso);
+	asi_destroy(asi);
 	vfree((void *)b);
 }
 
-static DEFINE_PER_CPU(unsigned long[4], iso_test_percpu);
+static DEFINE_PER_CPU(unsigned long[4], asi_test_percpu);
 
 /* A per-CPU object is mapped, and cleared, on every possible CPU. */
-static void iso_test_percpu_objects(struct kunit *test)
+static void asi_test_percpu_objects(struct kunit *test)
 {
-	struct asi *iso = iso_test_create(test, NULL);
+	struct asi *asi = asi_test_create(test, NULL);
 	int cpu;
 
-	KUNIT_EXPECT_EQ(test, asi_map_percpu(iso, &iso_test_percpu,
-					     sizeof(iso_test_percpu), "t"), 0);
+	KUNIT_EXPECT_EQ(test, asi_map_percpu(asi, &asi_test_percpu,
+					     sizeof(asi_test_percpu), "t"), 0);
 	for_each_possible_cpu(cpu) {
-		unsigned long p = (unsigned long)per_cpu_ptr(&iso_test_percpu, cpu);
+		unsigned long p = (unsigned long)per_cpu_ptr(&asi_test_percpu, cpu);
 
-		iso_test_expect_same(test, iso, p, p + sizeof(iso_test_percpu));
+		asi_test_expect_same(test, asi, p, p + sizeof(asi_test_percpu));
 	}
-	asi_unmap_percpu(iso, &iso_test_percpu);
+	asi_unmap_percpu(asi, &asi_test_percpu);
 	for_each_possible_cpu(cpu) {
-		unsigned long p = (unsigned long)per_cpu_ptr(&iso_test_percpu, cpu);
+		unsigned long p = (unsigned long)per_cpu_ptr(&asi_test_percpu, cpu);
 
-		iso_test_expect_unmapped(test, iso, p, p + sizeof(iso_test_percpu));
+		asi_test_expect_unmapped(test, asi, p, p + sizeof(asi_test_percpu));
 	}
-	asi_destroy(iso);
+	asi_destroy(asi);
 }
 
 /*
  * Two instances reference the core's page-table pages; what one maps is
  * absent from the other, also below a directory page they share.
  */
-static void iso_test_two_instances(struct kunit *test)
+static void asi_test_two_instances(struct kunit *test)
 {
-	struct asi *core = iso_test_create(test, NULL), *a, *b;
-	unsigned long x = (unsigned long)iso_test_vmalloc(test, PAGE_SIZE);
-	unsigned long y = (unsigned long)iso_test_vmalloc(test, PAGE_SIZE);
+	struct asi *core = asi_test_create(test, NULL), *a, *b;
+	unsigned long x = (unsigned long)asi_test_vmalloc(test, PAGE_SIZE);
+	unsigned long y = (unsigned long)asi_test_vmalloc(test, PAGE_SIZE);
 	unsigned long text = (unsigned long)_text;
 	unsigned long core_pages;
 	int idx;
 
-	KUNIT_EXPECT_EQ(test, iso_test_map(core, _text, PAGE_SIZE, ASI_PMD), 0);
-	KUNIT_EXPECT_EQ(test, iso_test_map(core, (void *)x, PAGE_SIZE, ASI_PTE), 0);
+	KUNIT_EXPECT_EQ(test, asi_test_map(core, _text, PAGE_SIZE, ASI_PMD), 0);
+	KUNIT_EXPECT_EQ(test, asi_test_map(core, (void *)x, PAGE_SIZE, ASI_PTE), 0);
 	core_pages = core->nr_ptpages;
-	a = iso_test_create(test, core);
-	b = iso_test_create(test, core);
+	a = asi_test_create(test, core);
+	b = asi_test_create(test, core);
 
 	/* Shared by reference: the same lower-level pages, none of them copied. */
 	idx = pgd_index(text);
 	KUNIT_EXPECT_EQ(test, pgd_val(a->pgd[idx]), pgd_val(core->pgd[idx]));
 	KUNIT_EXPECT_EQ(test, pgd_val(b->pgd[idx]), pgd_val(core->pgd[idx]));
 	KUNIT_EXPECT_EQ(test, a->nr_ptpages, 0UL);
-	iso_test_expect_same(test, a, text, text + PMD_SIZE);
-	iso_test_expect_same(test, b, x, x + PAGE_SIZE);
+	asi_test_expect_same(test, a, text, text + PMD_SIZE);
+	asi_test_expect_same(test, b, x, x + PAGE_SIZE);
 
 	/* y most likely shares directory pages with x: a clones them. */
-	KUNIT_EXPECT_EQ(test, iso_test_map(a, (void *)y, PAGE_SIZE, ASI_PTE), 0);
-	iso_test_expect_same(test, a, y, y + PAGE_SIZE);
-	iso_test_expect_same(test, a, x, x + PAGE_SIZE);
-	KUNIT_EXPECT_FALSE(test, iso_test_mapped(b, y));
-	KUNIT_EXPECT_FALSE(test, iso_test_mapped(core, y));
-	iso_test_expect_same(test, b, x, x + PAGE_SIZE);
+	KUNIT_EXPECT_EQ(test, asi_test_map(a, (void *)y, PAGE_SIZE, ASI_PTE), 0);
+	asi_test_expect_same(test, a, y, y + PAGE_SIZE);
+	asi_test_expect_same(test, a, x, x + PAGE_SIZE);
+	KUNIT_EXPECT_FALSE(test, asi_test_mapped(b, y));
+	KUNIT_EXPECT_FALSE(test, asi_test_mapped(core, y));
+	asi_test_expect_same(test, b, x, x + PAGE_SIZE);
 	KUNIT_EXPECT_EQ(test, core->nr_ptpages, core_pages);
 
 	/* Clearing in a keeps what the core maps in a's copies. */
 	asi_unmap(a, (void *)y);
-	KUNIT_EXPECT_FALSE(test, iso_test_mapped(a, y));
-	iso_test_expect_same(test, a, x, x + PAGE_SIZE);
+	KUNIT_EXPECT_FALSE(test, asi_test_mapped(a, y));
+	asi_test_expect_same(test, a, x, x + PAGE_SIZE);
 
 	asi_destroy(a);
 	asi_destroy(b);
-	iso_test_expect_same(test, core, x, x + PAGE_SIZE);
+	asi_test_expect_same(test, core, x, x + PAGE_SIZE);
 	asi_destroy(core);
 	vfree((void *)x);
 	vfree((void *)y);
 }
 
 /* Clearing writes only at the recorded level, never into the kernel's pages. */
-static void iso_test_clear_at_level(struct kunit *test)
+static void asi_test_clear_at_level(struct kunit *test)
 {
-	struct asi *iso = iso_test_create(test, NULL);
-	unsigned long b = (unsigned long)iso_test_vmalloc(test, PAGE_SIZE);
-	struct iso_test_snap *s = kunit_kzalloc(test, sizeof(*s), GFP_KERNEL);
-	unsigned long *pmd;
+	struct asi *asi = asi_test_create(test, NULL);
+	unsigned long b = (unsigned long)asi_test_vmalloc(test, PAGE_SIZE);
+	struct asi_test_snap *s = kunit_kzalloc(test, sizeof(*s), GFP_KERNEL);
+	void *pmd;
 
 	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, s);
-	KUNIT_EXPECT_EQ(test, iso_test_map(iso, (void *)b, PAGE_SIZE, ASI_PMD), 0);
-	pmd = iso_walk(iso, b, ASI_PMD, false);
+	KUNIT_EXPECT_EQ(test, asi_test_map(asi, (void *)b, PAGE_SIZE, ASI_PMD), 0);
+	pmd = asi_walk(asi, b, ASI_PMD, false);
 	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, pmd);
 	/* The PMD entry references the kernel's own PTE page. */
-	KUNIT_EXPECT_EQ(test, READ_ONCE(*pmd), iso_kernel_entry(b, ASI_PMD));
-	KUNIT_EXPECT_FALSE(test, iso_owns(iso, iso_table(READ_ONCE(*pmd))));
-	iso_test_snapshot(test, s, b, b + PAGE_SIZE);
-	asi_unmap(iso, (void *)b);
+	KUNIT_EXPECT_EQ(test, asi_read(pmd, ASI_PMD), asi_kernel_entry(b, ASI_PMD));
+	KUNIT_EXPECT_FALSE(test, asi_owns(asi, asi_table(asi_read(pmd, ASI_PMD))));
+	asi_test_snapshot(test, s, b, b + PAGE_SIZE);
+	asi_unmap(asi, (void *)b);
 	/* Cleared, or gone with the directory page that held only it. */
-	pmd = iso_walk(iso, b, ASI_PMD, false);
-	KUNIT_EXPECT_TRUE(test, !pmd || !READ_ONCE(*pmd));
-	iso_test_expect_snapshot(test, s);
-	asi_destroy(iso);
+	pmd = asi_walk(asi, b, ASI_PMD, false);
+	KUNIT_EXPECT_TRUE(test, !pmd || !asi_read(pmd, ASI_PMD));
+	asi_test_expect_snapshot(test, s);
+	asi_destroy(asi);
 	vfree((void *)b);
 }
 
 /* Destroying instances returns every page-table page. */
-static void iso_test_free_all(struct kunit *test)
+static void asi_test_free_all(struct kunit *test)
 {
 	unsigned long before = asi_pgtable_pages();
-	struct asi *core = iso_test_create(test, NULL), *a;
-	void *v = iso_test_vmalloc(test, 4 * PAGE_SIZE);
+	struct asi *core = asi_test_create(test, NULL), *a;
+	void *v = asi_test_vmalloc(test, 4 * PAGE_SIZE);
 	void *k = kunit_kmalloc(test, PAGE_SIZE, GFP_KERNEL);
 
 	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, k);
-	KUNIT_EXPECT_EQ(test, iso_test_map(core, v, PAGE_SIZE, ASI_PTE), 0);
-	a = iso_test_create(test, core);
-	KUNIT_EXPECT_EQ(test, iso_test_map(a, v + PAGE_SIZE, PAGE_SIZE, ASI_PTE), 0);
-	KUNIT_EXPECT_EQ(test, iso_test_map(a, k, PAGE_SIZE, ASI_PTE), 0);
-	KUNIT_EXPECT_EQ(test, asi_map_percpu(a, &iso_test_percpu, 8, "vm"), 0);
+	KUNIT_EXPECT_EQ(test, asi_test_map(core, v, PAGE_SIZE, ASI_PTE), 0);
+	a = asi_test_create(test, core);
+	KUNIT_EXPECT_EQ(test, asi_test_map(a, v + PAGE_SIZE, PAGE_SIZE, ASI_PTE), 0);
+	KUNIT_EXPECT_EQ(test, asi_test_map(a, k, PAGE_SIZE, ASI_PTE), 0);
+	KUNIT_EXPECT_EQ(test, asi_map_percpu(a, &asi_test_percpu, 8, "vm"), 0);
 	KUNIT_EXPECT_GT(test, asi_pgtable_pages(), before + 4);
 	asi_destroy(a);
 	asi_destroy(core);
@@ -493,75 +494,75 @@ static void iso_test_free_all(struct kunit *test)
 }
 
 /* An instance a CPU has loaded is not freed under it. */
-static void iso_test_destroy_loaded(struct kunit *test)
+static void asi_test_destroy_loaded(struct kunit *test)
 {
 	unsigned long before = asi_pgtable_pages();
-	struct asi *iso = iso_test_create(test, NULL);
+	struct asi *asi = asi_test_create(test, NULL);
 	int cpu = cpumask_last(cpu_online_mask);
 
 	/*
 	 * As if @cpu had entered it and not left.  Only the owner; with no
 	 * restricted CR3 recorded, nothing on @cpu acts on it.
 	 */
-	WRITE_ONCE(per_cpu(asi_cpu, cpu).iso, iso);
-	KUNIT_EXPECT_FALSE(test, asi_destroy(iso));
+	WRITE_ONCE(per_cpu(asi_cpu, cpu).asi, asi);
+	KUNIT_EXPECT_FALSE(test, asi_destroy(asi));
 	KUNIT_EXPECT_GT(test, asi_pgtable_pages(), before);
-	WRITE_ONCE(per_cpu(asi_cpu, cpu).iso, NULL);
-	KUNIT_EXPECT_TRUE(test, asi_destroy(iso));
+	WRITE_ONCE(per_cpu(asi_cpu, cpu).asi, NULL);
+	KUNIT_EXPECT_TRUE(test, asi_destroy(asi));
 	KUNIT_EXPECT_EQ(test, asi_pgtable_pages(), before);
 }
 
 /* With generic KASAN, a range's shadow is mapped and unmapped with it. */
-static void iso_test_kasan_shadow(struct kunit *test)
+static void asi_test_kasan_shadow(struct kunit *test)
 {
 #ifdef CONFIG_KASAN_GENERIC
-	struct asi *iso = iso_test_create(test, NULL);
+	struct asi *asi = asi_test_create(test, NULL);
 	void *k = kunit_kmalloc(test, 3 * PAGE_SIZE, GFP_KERNEL);
 	unsigned long start, end;
 
 	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, k);
-	iso->kasan_shadow = true;
+	asi->kasan_shadow = true;
 	start = (unsigned long)k;
 	end = start + 3 * PAGE_SIZE;
-	iso_to_shadow(&start, &end);
-	KUNIT_EXPECT_FALSE(test, iso_test_mapped(iso, start));
-	KUNIT_EXPECT_EQ(test, iso_test_map(iso, k, 3 * PAGE_SIZE, ASI_PTE), 0);
-	iso_test_expect_same(test, iso, (unsigned long)k, (unsigned long)k + 3 * PAGE_SIZE);
-	iso_test_expect_same(test, iso, start, end);
-	asi_unmap(iso, k);
-	iso_test_expect_unmapped(test, iso, (unsigned long)k, (unsigned long)k + 3 * PAGE_SIZE);
-	iso_test_expect_unmapped(test, iso, start, end);
-	KUNIT_EXPECT_TRUE(test, list_empty(&iso->ranges));
-	asi_destroy(iso);
+	asi_to_shadow(&start, &end);
+	KUNIT_EXPECT_FALSE(test, asi_test_mapped(asi, start));
+	KUNIT_EXPECT_EQ(test, asi_test_map(asi, k, 3 * PAGE_SIZE, ASI_PTE), 0);
+	asi_test_expect_same(test, asi, (unsigned long)k, (unsigned long)k + 3 * PAGE_SIZE);
+	asi_test_expect_same(test, asi, start, end);
+	asi_unmap(asi, k);
+	asi_test_expect_unmapped(test, asi, (unsigned long)k, (unsigned long)k + 3 * PAGE_SIZE);
+	asi_test_expect_unmapped(test, asi, start, end);
+	KUNIT_EXPECT_TRUE(test, list_empty(&asi->ranges));
+	asi_destroy(asi);
 #else
 	kunit_skip(test, "needs a kernel with generic kasan");
 #endif
 }
 
 /* An allocation failing in the middle of a copy leaves nothing behind. */
-static void iso_test_alloc_failure(struct kunit *test)
+static void asi_test_alloc_failure(struct kunit *test)
 {
 	unsigned long before = asi_pgtable_pages();
-	struct asi *core = iso_test_create(test, NULL), *a;
+	struct asi *core = asi_test_create(test, NULL), *a;
 	void *k = kunit_kmalloc(test, 2 * PAGE_SIZE, GFP_KERNEL);
-	void *v = iso_test_vmalloc(test, 2 * PAGE_SIZE);
+	void *v = asi_test_vmalloc(test, 2 * PAGE_SIZE);
 	int n, ret;
 
 	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, k);
-	KUNIT_EXPECT_EQ(test, iso_test_map(core, v, PAGE_SIZE, ASI_PTE), 0);
-	a = iso_test_create(test, core);
+	KUNIT_EXPECT_EQ(test, asi_test_map(core, v, PAGE_SIZE, ASI_PTE), 0);
+	a = asi_test_create(test, core);
 	/* Fail the 1st, 2nd, ... allocation until the copy gets through. */
 	for (n = 1; n < 16; n++) {
 		unsigned long pages = a->nr_ptpages;
 
 		a->fail_alloc_after = n;
-		ret = iso_test_map(a, v + PAGE_SIZE, PAGE_SIZE, ASI_PTE);
+		ret = asi_test_map(a, v + PAGE_SIZE, PAGE_SIZE, ASI_PTE);
 		if (!ret)
 			break;
 		KUNIT_EXPECT_EQ(test, ret, -ENOMEM);
 		KUNIT_EXPECT_EQ(test, a->nr_ptpages, pages);
-		KUNIT_EXPECT_FALSE(test, iso_test_mapped(a, (unsigned long)v + PAGE_SIZE));
-		iso_test_expect_same(test, a, (unsigned long)v, (unsigned long)v + PAGE_SIZE);
+		KUNIT_EXPECT_FALSE(test, asi_test_mapped(a, (unsigned long)v + PAGE_SIZE));
+		asi_test_expect_same(test, a, (unsigned long)v, (unsigned long)v + PAGE_SIZE);
 		KUNIT_EXPECT_TRUE(test, list_empty(&a->ranges));
 	}
 	KUNIT_EXPECT_GT(test, n, 1);
@@ -571,10 +572,10 @@ static void iso_test_alloc_failure(struct kunit *test)
 	/* The same in the direct map, where huge pages are split into PTEs. */
 	for (n = 1; n < 16; n++) {
 		a->fail_alloc_after = n;
-		ret = iso_test_map(a, k, 2 * PAGE_SIZE, ASI_PTE);
+		ret = asi_test_map(a, k, 2 * PAGE_SIZE, ASI_PTE);
 		if (!ret)
 			break;
-		iso_test_expect_unmapped(test, a, (unsigned long)k,
+		asi_test_expect_unmapped(test, a, (unsigned long)k,
 					 (unsigned long)k + 2 * PAGE_SIZE);
 	}
 	KUNIT_EXPECT_EQ(test, ret, 0);
@@ -587,29 +588,31 @@ static void iso_test_alloc_failure(struct kunit *test)
 }
 
 /* The audit finds a page mapped outside every range. */
-static void iso_test_audit_stray(struct kunit *test)
+static void asi_test_audit_stray(struct kunit *test)
 {
-	struct asi *iso = iso_test_create(test, NULL);
+	struct asi *asi = asi_test_create(test, NULL);
 	void *k = kunit_kmalloc(test, 2 * PAGE_SIZE, GFP_KERNEL);
 	struct asi_audit res;
-	unsigned long a, *slot;
+	unsigned long a;
+	void *slot, *next;
 
 	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, k);
 	a = PAGE_ALIGN((unsigned long)k);
-	KUNIT_EXPECT_EQ(test, iso_test_map(iso, (void *)a, PAGE_SIZE, ASI_PTE), 0);
-	KUNIT_EXPECT_TRUE(test, asi_is_mapped(iso, (void *)a));
-	KUNIT_EXPECT_EQ(test, asi_audit(iso, NULL, 0, &res), 0UL);
+	KUNIT_EXPECT_EQ(test, asi_test_map(asi, (void *)a, PAGE_SIZE, ASI_PTE), 0);
+	KUNIT_EXPECT_TRUE(test, asi_is_mapped(asi, (void *)a));
+	KUNIT_EXPECT_EQ(test, asi_audit(asi, NULL, 0, &res), 0UL);
 	KUNIT_EXPECT_EQ(test, res.pages, 1UL);
 
 	/* An entry no range accounts for, as a bug would leave it. */
-	slot = iso_walk(iso, a, ASI_PTE, false);
+	slot = asi_walk(asi, a, ASI_PTE, false);
 	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, slot);
-	slot[(a >> PAGE_SHIFT) & 1 ? -1 : 1] = iso_kernel_entry(a ^ PAGE_SIZE, ASI_PTE);
-	KUNIT_EXPECT_EQ(test, asi_audit(iso, NULL, 0, &res), 1UL);
+	next = (pte_t *)slot + ((a >> PAGE_SHIFT) & 1 ? -1 : 1);
+	asi_write(next, ASI_PTE, asi_kernel_entry(a ^ PAGE_SIZE, ASI_PTE));
+	KUNIT_EXPECT_EQ(test, asi_audit(asi, NULL, 0, &res), 1UL);
 	KUNIT_EXPECT_EQ(test, res.stray, 1UL);
 	KUNIT_EXPECT_EQ(test, res.foreign_bytes, PAGE_SIZE);
-	slot[(a >> PAGE_SHIFT) & 1 ? -1 : 1] = 0;
-	asi_destroy(iso);
+	asi_write(next, ASI_PTE, 0);
+	asi_destroy(asi);
 }
 
 /*
@@ -618,47 +621,47 @@ static void iso_test_audit_stray(struct kunit *test)
  * must say so; objects that fill their pages, or page-granular allocations
  * with a tail (a slab object of a whole page among them), are no finding.
  */
-static void iso_test_audit_shared(struct kunit *test)
+static void asi_test_audit_shared(struct kunit *test)
 {
-	struct asi *iso = iso_test_create(test, NULL);
+	struct asi *asi = asi_test_create(test, NULL);
 	void *small = kunit_kmalloc(test, 64, GFP_KERNEL);
 	void *whole = kunit_kmalloc(test, PAGE_SIZE, GFP_KERNEL);
 	/* Two pages: the first object on them is not the whole allocation. */
-	unsigned long a = (unsigned long)iso_test_vmalloc(test, 2 * PAGE_SIZE);
-	void *v = iso_test_vmalloc(test, PAGE_SIZE + 100);
+	unsigned long a = (unsigned long)asi_test_vmalloc(test, 2 * PAGE_SIZE);
+	void *v = asi_test_vmalloc(test, PAGE_SIZE + 100);
 	struct asi_audit res;
 
 	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, small);
 	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, whole);
 	/* A page filled by two objects that meet in its middle. */
-	KUNIT_EXPECT_EQ(test, iso_test_map(iso, (void *)a, 100, ASI_PTE), 0);
-	KUNIT_EXPECT_EQ(test, iso_test_map(iso, (void *)a + 100, PAGE_SIZE - 100,
+	KUNIT_EXPECT_EQ(test, asi_test_map(asi, (void *)a, 100, ASI_PTE), 0);
+	KUNIT_EXPECT_EQ(test, asi_test_map(asi, (void *)a + 100, PAGE_SIZE - 100,
 					   ASI_PTE), 0);
 	/* Two pages of vmalloc, the second with 100 bytes of the object. */
-	KUNIT_EXPECT_EQ(test, iso_test_map(iso, v, PAGE_SIZE + 100, ASI_PTE), 0);
-	KUNIT_EXPECT_EQ(test, asi_audit(iso, NULL, 0, &res), 0UL);
+	KUNIT_EXPECT_EQ(test, asi_test_map(asi, v, PAGE_SIZE + 100, ASI_PTE), 0);
+	KUNIT_EXPECT_EQ(test, asi_audit(asi, NULL, 0, &res), 0UL);
 	KUNIT_EXPECT_EQ(test, res.pages, 3UL);
 
 	/* The first half of the page alone: the rest is no object's. */
-	asi_unmap(iso, (void *)a + 100);
-	KUNIT_EXPECT_EQ(test, iso_test_map(iso, (void *)a + 100, PAGE_SIZE / 2 - 100,
+	asi_unmap(asi, (void *)a + 100);
+	KUNIT_EXPECT_EQ(test, asi_test_map(asi, (void *)a + 100, PAGE_SIZE / 2 - 100,
 					   ASI_PTE), 0);
-	KUNIT_EXPECT_EQ(test, asi_audit(iso, NULL, 0, &res), 1UL);
+	KUNIT_EXPECT_EQ(test, asi_audit(asi, NULL, 0, &res), 1UL);
 	KUNIT_EXPECT_EQ(test, res.shared, 1UL);
 	KUNIT_EXPECT_EQ(test, res.foreign_bytes, PAGE_SIZE / 2);
 
 	/* The first 100 bytes of a page-sized slab object: its page is its own. */
-	KUNIT_EXPECT_EQ(test, iso_test_map(iso, whole, 100, ASI_PTE), 0);
-	KUNIT_EXPECT_EQ(test, asi_audit(iso, NULL, 0, &res), 1UL);
+	KUNIT_EXPECT_EQ(test, asi_test_map(asi, whole, 100, ASI_PTE), 0);
+	KUNIT_EXPECT_EQ(test, asi_audit(asi, NULL, 0, &res), 1UL);
 	KUNIT_EXPECT_EQ(test, res.pages, 4UL);
 
 	/* A 64-byte slab object: its page holds others, or free space. */
-	KUNIT_EXPECT_EQ(test, iso_test_map(iso, small, 64, ASI_PTE), 0);
-	KUNIT_EXPECT_EQ(test, asi_audit(iso, NULL, 0, &res), 2UL);
+	KUNIT_EXPECT_EQ(test, asi_test_map(asi, small, 64, ASI_PTE), 0);
+	KUNIT_EXPECT_EQ(test, asi_audit(asi, NULL, 0, &res), 2UL);
 	KUNIT_EXPECT_EQ(test, res.shared, 2UL);
 	KUNIT_EXPECT_EQ(test, res.stray, 0UL);
 	KUNIT_EXPECT_EQ(test, res.foreign_bytes, PAGE_SIZE / 2 + PAGE_SIZE - 64);
-	asi_destroy(iso);
+	asi_destroy(asi);
 	vfree(v);
 	vfree((void *)a);
 }
@@ -669,9 +672,9 @@ static void iso_test_audit_shared(struct kunit *test)
  * mapping, and one whose mapping the kernel has removed is stale.  Both
  * are found, and nothing once the copy is gone.
  */
-static void iso_test_audit_rights(struct kunit *test)
+static void asi_test_audit_rights(struct kunit *test)
 {
-	struct asi *iso = iso_test_create(test, NULL);
+	struct asi *asi = asi_test_create(test, NULL);
 	struct page *page = alloc_page(GFP_KERNEL);
 	struct asi_audit res;
 	void *v;
@@ -679,45 +682,45 @@ static void iso_test_audit_rights(struct kunit *test)
 	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, page);
 	v = vmap(&page, 1, VM_MAP, PAGE_KERNEL);
 	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, v);
-	KUNIT_EXPECT_EQ(test, iso_test_map(iso, v, PAGE_SIZE, ASI_PTE), 0);
-	KUNIT_EXPECT_EQ(test, asi_audit(iso, NULL, 0, &res), 0UL);
+	KUNIT_EXPECT_EQ(test, asi_test_map(asi, v, PAGE_SIZE, ASI_PTE), 0);
+	KUNIT_EXPECT_EQ(test, asi_audit(asi, NULL, 0, &res), 0UL);
 	KUNIT_EXPECT_EQ(test, res.pages, 1UL);
 
 	/* Read-only in the kernel's table, still writable in ours. */
 	KUNIT_EXPECT_EQ(test, set_memory_ro((unsigned long)v, 1), 0);
-	KUNIT_EXPECT_EQ(test, asi_audit(iso, NULL, 0, &res), 1UL);
+	KUNIT_EXPECT_EQ(test, asi_audit(asi, NULL, 0, &res), 1UL);
 	KUNIT_EXPECT_EQ(test, res.writable, 1UL);
 	KUNIT_EXPECT_EQ(test, set_memory_rw((unsigned long)v, 1), 0);
-	KUNIT_EXPECT_EQ(test, asi_audit(iso, NULL, 0, &res), 0UL);
+	KUNIT_EXPECT_EQ(test, asi_audit(asi, NULL, 0, &res), 0UL);
 
 	/* Unmapped by the kernel, still mapped in ours. */
 	vunmap(v);
-	KUNIT_EXPECT_EQ(test, asi_audit(iso, NULL, 0, &res), 1UL);
+	KUNIT_EXPECT_EQ(test, asi_audit(asi, NULL, 0, &res), 1UL);
 	KUNIT_EXPECT_EQ(test, res.stale, 1UL);
-	asi_unmap(iso, v);
-	KUNIT_EXPECT_EQ(test, asi_audit(iso, NULL, 0, &res), 0UL);
+	asi_unmap(asi, v);
+	KUNIT_EXPECT_EQ(test, asi_audit(asi, NULL, 0, &res), 0UL);
 	KUNIT_EXPECT_EQ(test, res.pages, 0UL);
-	asi_destroy(iso);
+	asi_destroy(asi);
 	__free_page(page);
 }
 
 /* The audit's positive control for hard-IRQ stacks: this CPU's, mapped. */
-static void iso_test_audit_irq_stack(struct kunit *test)
+static void asi_test_audit_irq_stack(struct kunit *test)
 {
-	struct asi *iso = iso_test_create(test, NULL);
-	void *stack = iso_irq_stack(raw_smp_processor_id());
+	struct asi *asi = asi_test_create(test, NULL);
+	void *stack = asi_irq_stack(raw_smp_processor_id());
 	struct asi_audit res;
 
 	KUNIT_ASSERT_NOT_NULL(test, stack);
-	asi_audit(iso, NULL, 0, &res);
+	asi_audit(asi, NULL, 0, &res);
 	KUNIT_EXPECT_EQ(test, res.irq_stacks, 0UL);
-	KUNIT_EXPECT_EQ(test, iso_test_map(iso, stack, IRQ_STACK_SIZE, ASI_PTE), 0);
-	asi_audit(iso, NULL, 0, &res);
+	KUNIT_EXPECT_EQ(test, asi_test_map(asi, stack, IRQ_STACK_SIZE, ASI_PTE), 0);
+	asi_audit(asi, NULL, 0, &res);
 	KUNIT_EXPECT_EQ(test, res.irq_stacks, 1UL);
-	asi_unmap(iso, stack);
-	asi_audit(iso, NULL, 0, &res);
+	asi_unmap(asi, stack);
+	asi_audit(asi, NULL, 0, &res);
 	KUNIT_EXPECT_EQ(test, res.irq_stacks, 0UL);
-	asi_destroy(iso);
+	asi_destroy(asi);
 }
 
 /*
@@ -726,38 +729,38 @@ static void iso_test_audit_irq_stack(struct kunit *test)
  * the instance's own.  Tasks that share its pages count either way, and
  * there are none when task structs fill whole pages.
  */
-static void iso_test_audit_tasks(struct kunit *test)
+static void asi_test_audit_tasks(struct kunit *test)
 {
-	struct asi *iso = iso_test_create(test, NULL);
+	struct asi *asi = asi_test_create(test, NULL);
 	struct asi_audit res;
 	unsigned long neighbours;
 
-	KUNIT_EXPECT_EQ(test, iso_test_map(iso, current, arch_task_struct_size,
+	KUNIT_EXPECT_EQ(test, asi_test_map(asi, current, arch_task_struct_size,
 					   ASI_PTE), 0);
-	asi_audit(iso, NULL, 0, &res);
+	asi_audit(asi, NULL, 0, &res);
 	KUNIT_EXPECT_EQ(test, res.tasks, 0UL);
 	KUNIT_EXPECT_GE(test, res.other_tasks, 1UL);
 	neighbours = res.other_tasks ? res.other_tasks - 1 : 0;
 	if (PAGE_ALIGNED(current) && PAGE_ALIGNED(arch_task_struct_size))
 		KUNIT_EXPECT_EQ(test, neighbours, 0UL);
-	asi_unmap(iso, current);
+	asi_unmap(asi, current);
 
-	KUNIT_EXPECT_EQ(test, asi_map_task(iso, current), 0);
-	asi_audit(iso, NULL, 0, &res);
+	KUNIT_EXPECT_EQ(test, asi_map_task(asi, current), 0);
+	asi_audit(asi, NULL, 0, &res);
 	KUNIT_EXPECT_EQ(test, res.tasks, 1UL);
 	KUNIT_EXPECT_EQ(test, res.other_tasks, neighbours);
-	asi_unmap_task(iso, current);
-	asi_destroy(iso);
+	asi_unmap_task(asi, current);
+	asi_destroy(asi);
 }
 
 /*
  * asi_find() reads the mapped pages: it finds bytes planted on
  * one, and bytes that are on no mapped page not.
  */
-static void iso_test_find(struct kunit *test)
+static void asi_test_find(struct kunit *test)
 {
 	static const u8 needle[] = "asi_find() needle";
-	struct asi *iso = iso_test_create(test, NULL);
+	struct asi *asi = asi_test_create(test, NULL);
 	u8 *page = kunit_kzalloc(test, PAGE_SIZE, GFP_KERNEL);
 	u8 other[sizeof(needle)];
 
@@ -765,34 +768,34 @@ static void iso_test_find(struct kunit *test)
 	memcpy(other, needle, sizeof(needle));
 	other[0] ^= 0xff;
 	memcpy(page + PAGE_SIZE - sizeof(needle), needle, sizeof(needle));
-	KUNIT_EXPECT_EQ(test, iso_test_map(iso, page, PAGE_SIZE, ASI_PTE), 0);
-	KUNIT_EXPECT_EQ(test, asi_find(iso, needle, sizeof(needle)), 1L);
-	KUNIT_EXPECT_EQ(test, asi_find(iso, other, sizeof(other)), 0L);
-	KUNIT_EXPECT_EQ(test, asi_find(iso, needle, 0), (long)-EINVAL);
-	asi_destroy(iso);
+	KUNIT_EXPECT_EQ(test, asi_test_map(asi, page, PAGE_SIZE, ASI_PTE), 0);
+	KUNIT_EXPECT_EQ(test, asi_find(asi, needle, sizeof(needle)), 1L);
+	KUNIT_EXPECT_EQ(test, asi_find(asi, other, sizeof(other)), 0L);
+	KUNIT_EXPECT_EQ(test, asi_find(asi, needle, 0), (long)-EINVAL);
+	asi_destroy(asi);
 }
 
 static struct kunit_case asi_test_cases[] = {
-	KUNIT_CASE(iso_test_copy_levels),
-	KUNIT_CASE(iso_test_kernel_unchanged),
-	KUNIT_CASE(iso_test_refuse_overwrite),
-	KUNIT_CASE(iso_test_refuse_bad_ranges),
-	KUNIT_CASE(iso_test_subset_superset),
-	KUNIT_CASE(iso_test_reallocated),
-	KUNIT_CASE(iso_test_unaligned),
-	KUNIT_CASE(iso_test_percpu_objects),
-	KUNIT_CASE(iso_test_two_instances),
-	KUNIT_CASE(iso_test_clear_at_level),
-	KUNIT_CASE(iso_test_free_all),
-	KUNIT_CASE(iso_test_destroy_loaded),
-	KUNIT_CASE(iso_test_kasan_shadow),
-	KUNIT_CASE(iso_test_alloc_failure),
-	KUNIT_CASE(iso_test_audit_stray),
-	KUNIT_CASE(iso_test_audit_shared),
-	KUNIT_CASE(iso_test_audit_rights),
-	KUNIT_CASE(iso_test_audit_irq_stack),
-	KUNIT_CASE(iso_test_audit_tasks),
-	KUNIT_CASE(iso_test_find),
+	KUNIT_CASE(asi_test_copy_levels),
+	KUNIT_CASE(asi_test_kernel_unchanged),
+	KUNIT_CASE(asi_test_refuse_overwrite),
+	KUNIT_CASE(asi_test_refuse_bad_ranges),
+	KUNIT_CASE(asi_test_subset_superset),
+	KUNIT_CASE(asi_test_reallocated),
+	KUNIT_CASE(asi_test_unaligned),
+	KUNIT_CASE(asi_test_percpu_objects),
+	KUNIT_CASE(asi_test_two_instances),
+	KUNIT_CASE(asi_test_clear_at_level),
+	KUNIT_CASE(asi_test_free_all),
+	KUNIT_CASE(asi_test_destroy_loaded),
+	KUNIT_CASE(asi_test_kasan_shadow),
+	KUNIT_CASE(asi_test_alloc_failure),
+	KUNIT_CASE(asi_test_audit_stray),
+	KUNIT_CASE(asi_test_audit_shared),
+	KUNIT_CASE(asi_test_audit_rights),
+	KUNIT_CASE(asi_test_audit_irq_stack),
+	KUNIT_CASE(asi_test_audit_tasks),
+	KUNIT_CASE(asi_test_find),
 	{}
 };
 

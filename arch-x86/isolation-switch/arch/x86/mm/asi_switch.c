@@ -9,7 +9,7 @@
  * leaving writes back the CR3 entering found.  With PCIDs each CPU keeps a
  * few restricted PCIDs, each remembering which instance, at which TLB
  * generation, it last held: re-entering the same instance does not flush,
- * an unmap in it (a new generation, iso_flush_tlb()) or a kernel-wide flush
+ * an unmap in it (a new generation, asi_flush_tlb()) or a kernel-wide flush
  * does.
  *
  * Anything that arrives while isolated recognises this CPU's restricted CR3
@@ -44,7 +44,7 @@
 #include "asi.h"
 
 /* Dump the stack with each newly seen isolation fault. */
-static bool iso_fault_stack = true;
+static bool asi_fault_stack = true;
 
 /**
  * asi_set_fault_stack() - whether to dump the stack with each new fault site
@@ -52,14 +52,14 @@ static bool iso_fault_stack = true;
  */
 void asi_set_fault_stack(bool on)
 {
-	WRITE_ONCE(iso_fault_stack, on);
+	WRITE_ONCE(asi_fault_stack, on);
 }
 EXPORT_SYMBOL_NS_GPL(asi_set_fault_stack, ASI);
 
 /* Restricted PCIDs follow the kernel's: kern_pcid() uses 1..TLB_NR_DYN_ASIDS. */
-#define ISO_FIRST_PCID		(TLB_NR_DYN_ASIDS + 1)
+#define ASI_FIRST_PCID		(TLB_NR_DYN_ASIDS + 1)
 
-static __always_inline unsigned long iso_noflush(void)
+static __always_inline unsigned long asi_noflush(void)
 {
 	return cpu_feature_enabled(X86_FEATURE_PCID) ? X86_CR3_PCID_NOFLUSH : 0;
 }
@@ -79,59 +79,59 @@ void asi_forget_pcids(void)
 }
 
 /*
- * The CR3 of @iso's restricted table on this CPU, and whether writing it
- * may keep what its PCID caches: only when this CPU's PCID for @iso was
- * last loaded at @iso's current TLB generation, and no kernel mapping
+ * The CR3 of @asi's restricted table on this CPU, and whether writing it
+ * may keep what its PCID caches: only when this CPU's PCID for @asi was
+ * last loaded at @asi's current TLB generation, and no kernel mapping
  * changed since (a pending invalidate_other is acted on here, as the next
  * switch_mm() would, which forgets every restricted PCID).  Without PCIDs
  * every CR3 write flushes.
  */
-static unsigned long iso_restricted_cr3(struct asi_cpu *c, struct asi *iso,
+static unsigned long asi_restricted_cr3(struct asi_cpu *c, struct asi *asi,
 					bool *noflush)
 {
-	u64 gen = atomic64_read(&iso->tlb_gen);
+	u64 gen = atomic64_read(&asi->tlb_gen);
 	unsigned int slot;
 
 	*noflush = false;
 	if (!cpu_feature_enabled(X86_FEATURE_PCID)) {
 		c->stats.tlb_flushes++;
-		return iso->pgd_pa;
+		return asi->pgd_pa;
 	}
 	clear_asid_other_pending();
 	for (slot = 0; slot < ASI_NR_PCIDS; slot++)
-		if (c->pcid_owner[slot] == iso->id)
+		if (c->pcid_owner[slot] == asi->id)
 			break;
 	if (slot == ASI_NR_PCIDS) {
 		slot = c->pcid_next;
 		c->pcid_next = (slot + 1) % ASI_NR_PCIDS;
-		c->pcid_owner[slot] = iso->id;
+		c->pcid_owner[slot] = asi->id;
 	} else {
 		*noflush = c->pcid_gen[slot] == gen;
 	}
 	c->pcid_gen[slot] = gen;
 	if (!*noflush)
 		c->stats.tlb_flushes++;
-	return iso->pgd_pa | (ISO_FIRST_PCID + slot);
+	return asi->pgd_pa | (ASI_FIRST_PCID + slot);
 }
 
 /* Who left: the caller, or this layer for an interrupt or a fault. */
-enum iso_exit {
-	ISO_EXIT_CALLER,
-	ISO_EXIT_INTERRUPT,
-	ISO_EXIT_FAULT,
+enum asi_exit_why {
+	ASI_EXIT_CALLER,
+	ASI_EXIT_INTERRUPT,
+	ASI_EXIT_FAULT,
 };
 
-static void iso_leave(struct asi_cpu *c, enum iso_exit why);
+static void asi_leave(struct asi_cpu *c, enum asi_exit_why why);
 
 /**
  * asi_enter() - switch this CPU to an isolated address space
- * @iso: the instance
+ * @asi: the instance
  *
  * Called with preemption disabled, by the user before VM-entry.  Nothing happens
- * when @iso is already loaded.  The caller leaves with asi_exit()
+ * when @asi is already loaded.  The caller leaves with asi_exit()
  * before the task can be scheduled out or return to user space.
  */
-void asi_enter(struct asi *iso)
+void asi_enter(struct asi *asi)
 {
 	struct asi_cpu *c;
 	unsigned long flags, cr3;
@@ -139,19 +139,19 @@ void asi_enter(struct asi *iso)
 
 	local_irq_save(flags);
 	c = this_cpu_ptr(&asi_cpu);
-	if (c->iso == iso)
+	if (c->asi == asi)
 		goto out;
 	/* Another instance: its user did not leave it.  Never run on its table. */
-	if (WARN_ON_ONCE(c->iso))
-		iso_leave(c, ISO_EXIT_CALLER);
+	if (WARN_ON_ONCE(c->asi))
+		asi_leave(c, ASI_EXIT_CALLER);
 
 	c->switching = true;
-	c->iso = iso;
-	/* Pairs with iso_flush_tlb(): it sees @iso here, or we see its generation. */
+	c->asi = asi;
+	/* Pairs with asi_flush_tlb(): it sees @asi here, or we see its generation. */
 	smp_mb();
-	cr3 = iso_restricted_cr3(c, iso, &noflush);
+	cr3 = asi_restricted_cr3(c, asi, &noflush);
 	c->full_cr3 = __native_read_cr3();
-	c->table = iso->pgd_pa;
+	c->table = asi->pgd_pa;
 	/* Set before CR3 is: an NMI compares the two. */
 	WRITE_ONCE(c->cr3, cr3);
 	barrier();
@@ -166,19 +166,19 @@ EXPORT_SYMBOL_NS_GPL(asi_enter, ASI);
 NOKPROBE_SYMBOL(asi_enter);
 
 /* Leave with interrupts off; CR3 may already be the full one (faults). */
-static void iso_leave(struct asi_cpu *c, enum iso_exit why)
+static void asi_leave(struct asi_cpu *c, enum asi_exit_why why)
 {
 	c->switching = true;
 	/* Nothing flushed the kernel's PCID meanwhile: interrupts leave first. */
-	native_write_cr3(c->full_cr3 | iso_noflush());
+	native_write_cr3(c->full_cr3 | asi_noflush());
 	barrier();
 	WRITE_ONCE(c->cr3, 0);
-	c->iso = NULL;
+	c->asi = NULL;
 	c->table = 0;
 	c->switching = false;
-	if (why == ISO_EXIT_INTERRUPT)
+	if (why == ASI_EXIT_INTERRUPT)
 		c->stats.interrupt_exits++;
-	else if (why == ISO_EXIT_FAULT)
+	else if (why == ASI_EXIT_FAULT)
 		c->stats.fault_exits++;
 	else
 		c->stats.exits++;
@@ -187,7 +187,7 @@ static void iso_leave(struct asi_cpu *c, enum iso_exit why)
 	this_cpu_write(asi_trip, true);
 }
 
-NOKPROBE_SYMBOL(iso_leave);
+NOKPROBE_SYMBOL(asi_leave);
 
 /**
  * asi_exit() - leave the isolated address space, if loaded
@@ -206,7 +206,7 @@ bool asi_exit(void)
 	local_irq_save(flags);
 	c = this_cpu_ptr(&asi_cpu);
 	if (c->cr3) {
-		iso_leave(c, ISO_EXIT_CALLER);
+		asi_leave(c, ASI_EXIT_CALLER);
 		was = true;
 	}
 	local_irq_restore(flags);
@@ -232,7 +232,7 @@ void __asi_unexpected(void)
 	local_irq_save(flags);
 	c = this_cpu_ptr(&asi_cpu);
 	if (c->cr3 && !c->switching && __native_read_cr3() == c->cr3) {
-		iso_leave(c, ISO_EXIT_CALLER);
+		asi_leave(c, ASI_EXIT_CALLER);
 		c->stats.unexpected++;
 		was = true;
 	}
@@ -259,7 +259,7 @@ noinstr unsigned long __asi_paranoid_enter(void)
 
 	if (!cr3 || __native_read_cr3() != cr3)
 		return 0;
-	native_write_cr3(this_cpu_read(asi_cpu.full_cr3) | iso_noflush());
+	native_write_cr3(this_cpu_read(asi_cpu.full_cr3) | asi_noflush());
 	this_cpu_inc(asi_cpu.stats.paranoid_trips);
 	this_cpu_inc(asi_cpu.stats.l1d_flush_requests);
 	this_cpu_write(asi_trip, true);
@@ -276,7 +276,7 @@ noinstr unsigned long __asi_paranoid_enter(void)
  */
 noinstr void __asi_paranoid_exit(unsigned long cr3)
 {
-	native_write_cr3(cr3 | iso_noflush());
+	native_write_cr3(cr3 | asi_noflush());
 }
 
 /**
@@ -291,20 +291,20 @@ void __asi_interrupt(void)
 	struct asi_cpu *c = this_cpu_ptr(&asi_cpu);
 
 	if (c->cr3 && !c->switching)
-		iso_leave(c, ISO_EXIT_INTERRUPT);
+		asi_leave(c, ASI_EXIT_INTERRUPT);
 }
 
 NOKPROBE_SYMBOL(__asi_interrupt);
 
 /**
  * asi_loaded() - is an instance loaded on this CPU?
- * @iso: the instance
+ * @asi: the instance
  *
- * Return: true if this CPU is on @iso's restricted table.
+ * Return: true if this CPU is on @asi's restricted table.
  */
-bool asi_loaded(struct asi *iso)
+bool asi_loaded(struct asi *asi)
 {
-	return this_cpu_read(asi_cpu.iso) == iso;
+	return this_cpu_read(asi_cpu.asi) == asi;
 }
 EXPORT_SYMBOL_NS_GPL(asi_loaded, ASI);
 
@@ -324,7 +324,7 @@ void asi_check_cr3(void)
 
 	/* An interrupt would leave isolation between the reads. */
 	local_irq_save(flags);
-	if (this_cpu_read(asi_cpu.iso)) {
+	if (this_cpu_read(asi_cpu.asi)) {
 		this_cpu_inc(asi_cpu.stats.cr3_checks);
 		if ((__native_read_cr3() & CR3_ADDR_MASK) != this_cpu_read(asi_cpu.table))
 			this_cpu_inc(asi_cpu.stats.cr3_mismatches);
@@ -384,10 +384,10 @@ EXPORT_SYMBOL_NS_GPL(asi_reset_stats, ASI);
  * The fault log: each faulting instruction once, in a bounded table that is
  * reset when a VM is created.
  */
-static DEFINE_RAW_SPINLOCK(iso_fault_lock);
-static struct asi_fault_site iso_faults[ASI_FAULT_SITES];
-static unsigned int iso_nr_faults;
-static atomic64_t iso_fault_seq;
+static DEFINE_RAW_SPINLOCK(asi_fault_lock);
+static struct asi_fault_site asi_faults[ASI_FAULT_SITES];
+static unsigned int asi_nr_faults;
+static atomic64_t asi_fault_seq;
 
 /**
  * asi_reset_fault_log() - forget the faulting sites seen so far
@@ -396,9 +396,9 @@ void asi_reset_fault_log(void)
 {
 	unsigned long flags;
 
-	raw_spin_lock_irqsave(&iso_fault_lock, flags);
-	iso_nr_faults = 0;
-	raw_spin_unlock_irqrestore(&iso_fault_lock, flags);
+	raw_spin_lock_irqsave(&asi_fault_lock, flags);
+	asi_nr_faults = 0;
+	raw_spin_unlock_irqrestore(&asi_fault_lock, flags);
 }
 EXPORT_SYMBOL_NS_GPL(asi_reset_fault_log, ASI);
 
@@ -413,37 +413,37 @@ unsigned int asi_fault_log(struct asi_fault_site *log)
 	unsigned long flags;
 	unsigned int n;
 
-	raw_spin_lock_irqsave(&iso_fault_lock, flags);
-	n = iso_nr_faults;
-	memcpy(log, iso_faults, n * sizeof(*log));
-	raw_spin_unlock_irqrestore(&iso_fault_lock, flags);
+	raw_spin_lock_irqsave(&asi_fault_lock, flags);
+	n = asi_nr_faults;
+	memcpy(log, asi_faults, n * sizeof(*log));
+	raw_spin_unlock_irqrestore(&asi_fault_lock, flags);
 	return n;
 }
 EXPORT_SYMBOL_NS_GPL(asi_fault_log, ASI);
 
 /* Record the fault; true if its instruction was not seen before. */
-static bool iso_log_fault(unsigned long ip, unsigned long address, unsigned long error_code,
+static bool asi_log_fault(unsigned long ip, unsigned long address, unsigned long error_code,
 			  u64 *seq)
 {
 	struct asi_fault_site *f;
 	bool new = false;
 	unsigned int i;
 
-	raw_spin_lock(&iso_fault_lock);
-	for (i = 0; i < iso_nr_faults; i++)
-		if (iso_faults[i].ip == ip)
+	raw_spin_lock(&asi_fault_lock);
+	for (i = 0; i < asi_nr_faults; i++)
+		if (asi_faults[i].ip == ip)
 			break;
-	f = &iso_faults[min(i, ASI_FAULT_SITES - 1)];
-	if (i == iso_nr_faults && i < ASI_FAULT_SITES) {
+	f = &asi_faults[min(i, ASI_FAULT_SITES - 1)];
+	if (i == asi_nr_faults && i < ASI_FAULT_SITES) {
 		*f = (struct asi_fault_site) { .ip = ip, .address = address,
 						    .error_code = error_code };
-		iso_nr_faults++;
+		asi_nr_faults++;
 		new = true;
 	}
 	if (i < ASI_FAULT_SITES)
 		f->count++;
-	raw_spin_unlock(&iso_fault_lock);
-	*seq = atomic64_inc_return(&iso_fault_seq);
+	raw_spin_unlock(&asi_fault_lock);
+	*seq = atomic64_inc_return(&asi_fault_seq);
 	return new;
 }
 
@@ -455,8 +455,8 @@ static bool iso_log_fault(unsigned long ip, unsigned long address, unsigned long
  * in canary_faults (not in faults).  Seeing them proves that the restricted
  * page table, not the full one, was loaded.
  */
-static unsigned long iso_canary;
-static DEFINE_MUTEX(iso_canary_lock);
+static unsigned long asi_canary;
+static DEFINE_MUTEX(asi_canary_lock);
 
 /**
  * asi_arm_canary() - make the next isolated VM-entries read the canary
@@ -468,14 +468,14 @@ int asi_arm_canary(unsigned int n)
 {
 	int cpu;
 
-	mutex_lock(&iso_canary_lock);
-	if (!iso_canary)
-		iso_canary = get_zeroed_page(GFP_KERNEL);
-	mutex_unlock(&iso_canary_lock);
-	if (!iso_canary)
+	mutex_lock(&asi_canary_lock);
+	if (!asi_canary)
+		asi_canary = get_zeroed_page(GFP_KERNEL);
+	mutex_unlock(&asi_canary_lock);
+	if (!asi_canary)
 		return -ENOMEM;
 	for_each_possible_cpu(cpu) {
-		per_cpu(asi_cpu, cpu).canary_page = iso_canary;
+		per_cpu(asi_cpu, cpu).canary_page = asi_canary;
 		WRITE_ONCE(per_cpu(asi_cpu, cpu).canary_left, n);
 	}
 	return 0;
@@ -494,7 +494,7 @@ __no_sanitize_address void asi_touch_canary(void)
 {
 	struct asi_cpu *c = this_cpu_ptr(&asi_cpu);
 
-	if (likely(!READ_ONCE(c->canary_left)) || !c->iso)
+	if (likely(!READ_ONCE(c->canary_left)) || !c->asi)
 		return;
 	c->canary_left--;
 	READ_ONCE(*(unsigned long *)c->canary_page);
@@ -502,22 +502,22 @@ __no_sanitize_address void asi_touch_canary(void)
 EXPORT_SYMBOL_NS_GPL(asi_touch_canary, ASI);
 
 /* A read of the canary: counted apart, not logged. */
-static bool iso_canary_fault(struct asi_cpu *c, unsigned long address)
+static bool asi_canary_fault(struct asi_cpu *c, unsigned long address)
 {
-	if (!iso_canary || (address & PAGE_MASK) != iso_canary)
+	if (!asi_canary || (address & PAGE_MASK) != asi_canary)
 		return false;
 	c->stats.canary_faults++;
 	return true;
 }
 #else
-static bool iso_canary_fault(struct asi_cpu *c, unsigned long address)
+static bool asi_canary_fault(struct asi_cpu *c, unsigned long address)
 {
 	return false;
 }
 #endif
 
 /* Print the entries that translate @address in the page table at @pgd. */
-static void iso_dump_walk(const char *name, pgd_t *pgd, unsigned long address)
+static void asi_dump_walk(const char *name, pgd_t *pgd, unsigned long address)
 {
 	p4d_t *p4d;
 	pud_t *pud;
@@ -561,7 +561,7 @@ noinstr bool asi_fault_switch(void)
 
 	if (!cr3 || __native_read_cr3() != cr3)
 		return false;
-	native_write_cr3(this_cpu_read(asi_cpu.full_cr3) | iso_noflush());
+	native_write_cr3(this_cpu_read(asi_cpu.full_cr3) | asi_noflush());
 	return true;
 }
 
@@ -585,18 +585,18 @@ bool asi_handle_fault(struct pt_regs *regs, unsigned long error_code,
 		      unsigned long address)
 {
 	struct asi_cpu *c = this_cpu_ptr(&asi_cpu);
-	struct asi *iso = c->iso;
+	struct asi *asi = c->asi;
 	u64 seq;
 
-	if (iso && !c->switching) {
-		iso_leave(c, ISO_EXIT_FAULT);
-		if (iso_canary_fault(c, address))
+	if (asi && !c->switching) {
+		asi_leave(c, ASI_EXIT_FAULT);
+		if (asi_canary_fault(c, address))
 			return true;
 		c->stats.faults++;
-		if (iso_log_fault(regs->ip, address, error_code, &seq)) {
+		if (asi_log_fault(regs->ip, address, error_code, &seq)) {
 			pr_info("page fault #%llu (%#lx) at %pS on %#lx (%ps)\n", seq, error_code,
 				(void *)regs->ip, address, (void *)address);
-			if (READ_ONCE(iso_fault_stack))
+			if (READ_ONCE(asi_fault_stack))
 				show_regs(regs);
 		}
 		return true;
@@ -604,9 +604,9 @@ bool asi_handle_fault(struct pt_regs *regs, unsigned long error_code,
 
 	pr_err("page fault (%#lx) at %pS on %#lx while switching address space\n",
 	       error_code, (void *)regs->ip, address);
-	if (iso) {
-		iso_dump_walk("kernel", init_mm.pgd, address);
-		iso_dump_walk("isolated", iso->pgd, address);
+	if (asi) {
+		asi_dump_walk("kernel", init_mm.pgd, address);
+		asi_dump_walk("isolated", asi->pgd, address);
 	}
 	WARN(1, "asi: half-switched address space, forced the full page table\n");
 	return false;

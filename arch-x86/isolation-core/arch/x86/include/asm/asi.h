@@ -68,7 +68,7 @@ struct asi_fault_site {
  * it fills the page, which holds nothing else.
  */
 struct asi_cpu {
-	struct asi *iso;	/* loaded instance, NULL when not isolated */
+	struct asi *asi;	/* loaded instance, NULL when not isolated */
 	unsigned long cr3;		/* CR3 while isolated, 0 when not */
 	unsigned long full_cr3;		/* CR3 to return to: the task's mm */
 	unsigned long table;		/* the instance's restricted table (phys) */
@@ -143,23 +143,23 @@ int asi_task_struct_size(int size);
 size_t asi_exclusive_size(size_t size);
 
 struct asi *asi_create(const char *name);
-bool asi_destroy(struct asi *iso);
-int asi_map(struct asi *iso, const void *ptr, size_t size,
+bool asi_destroy(struct asi *asi);
+int asi_map(struct asi *asi, const void *ptr, size_t size,
 	    enum asi_level level, const char *owner);
-void asi_unmap(struct asi *iso, const void *ptr);
-int asi_map_percpu(struct asi *iso, void __percpu *ptr,
+void asi_unmap(struct asi *asi, const void *ptr);
+int asi_map_percpu(struct asi *asi, void __percpu *ptr,
 		   size_t size, const char *owner);
-void asi_unmap_percpu(struct asi *iso, void __percpu *ptr);
-int asi_map_task(struct asi *iso, struct task_struct *task);
-void asi_unmap_task(struct asi *iso, struct task_struct *task);
+void asi_unmap_percpu(struct asi *asi, void __percpu *ptr);
+int asi_map_task(struct asi *asi, struct task_struct *task);
+void asi_unmap_task(struct asi *asi, struct task_struct *task);
 unsigned long asi_pgtable_pages(void);
-const char *asi_name(struct asi *iso);
-bool asi_is_mapped(struct asi *iso, const void *addr);
+const char *asi_name(struct asi *asi);
+bool asi_is_mapped(struct asi *asi, const void *addr);
 const char *asi_degraded(void);
 
-void asi_enter(struct asi *iso);
+void asi_enter(struct asi *asi);
 bool asi_exit(void);
-bool asi_loaded(struct asi *iso);
+bool asi_loaded(struct asi *asi);
 void asi_get_stats(struct asi_stats *sum);
 void asi_reset_stats(void);
 void asi_reset_fault_log(void);

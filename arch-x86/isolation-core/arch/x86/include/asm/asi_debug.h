@@ -27,11 +27,11 @@ struct asi_audit {
 	/* What this kernel cannot put on pages of their own: */
 };
 
-unsigned long asi_audit(struct asi *iso, struct seq_file *m,
+unsigned long asi_audit(struct asi *asi, struct seq_file *m,
 			unsigned int max_lines, struct asi_audit *res);
-long asi_find(struct asi *iso, const void *needle, size_t len);
-bool asi_maps_any(struct asi *iso, const void *ptr, size_t size);
-bool asi_maps_allocation(struct asi *iso, const void *ptr);
+long asi_find(struct asi *asi, const void *needle, size_t len);
+bool asi_maps_any(struct asi *asi, const void *ptr, size_t size);
+bool asi_maps_allocation(struct asi *asi, const void *ptr);
 int asi_ranges_show(struct seq_file *m, void *v);
 void asi_show_summary(struct seq_file *m);
 void asi_ptdump(struct seq_file *m);
