@@ -87,6 +87,10 @@ boot x86-npt-ptioff-isooff    x86_64 x86_64 $NPT    kvm-smoke,kvm-isolation --ap
 # what to pass (task structs and SRCU data are laid out for it at boot).
 boot x86-npt-isoload-refused  x86_64 x86_64 $NPT    kvm-asked-at-load,kvm-smoke \
 	--append "pti=on asi.kvm_params=address_space_isolation=1"
+# The layer's own parameter: asi=on at boot lays the kernel out for
+# isolation without using it, and KVM may then ask for it when it loads.
+boot x86-npt-asion-isoload    x86_64 x86_64 $NPT    kvm-smoke,kvm-isolation \
+	--append "pti=off asi=on asi.kvm_params=address_space_isolation=1"
 boot x86-epyc-npt-ptioff-isoon x86_64 x86_64 $EPYC  kvm-smoke,kvm-isolation,kvm-secrets,kvm-debugfs \
 	--append "pti=off $ISO" "${SRSO_NOTICE[@]}"
 boot x86-shadow-ption-isooff  x86_64 x86_64 $SHADOW kvm-smoke,kvm-isolation --append "pti=on"

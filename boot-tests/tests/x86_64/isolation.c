@@ -133,9 +133,18 @@ bool cmdline_value(const char *name, char *out, size_t len)
 	return false;
 }
 
+/*
+ * KVM's parameter on the kernel command line; or the layer's asi=on there
+ * and KVM's parameter given only when the module loads (asi.kvm_params).
+ */
 bool iso_expected(void)
 {
-	return cmdline_has("kvm.address_space_isolation=1");
+	char params[256];
+
+	if (cmdline_has("kvm.address_space_isolation=1"))
+		return true;
+	return cmdline_has("asi=on") && cmdline_value("asi.kvm_params", params, sizeof(params)) &&
+	       strstr(params, "address_space_isolation=1");
 }
 
 bool cpu_has_flag(const char *flag)
