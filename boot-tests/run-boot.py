@@ -70,6 +70,9 @@ def parse_args():
     p.add_argument('--cpu', help='QEMU -cpu (x86: qemu64,+svm,+npt; arm64: max) or Bochs '
                    'CPU model (corei7_haswell_4770: VMX; trinity_apu: SVM with NRIP save)')
     p.add_argument('--smp', type=int, help='vCPUs (QEMU: 2, Bochs: 1)')
+    p.add_argument('--threads', type=int, default=1,
+                   help='Bochs: SMT threads per core, the --smp CPUs being the cores '
+                   '(2: sibling threads, count=1:N:2)')
     p.add_argument('--mem', help='memory (QEMU: 2G, Bochs: 1G)')
     p.add_argument('--tcg-thread', choices=('multi', 'single'),
                    help='QEMU TCG threading: one host thread per vCPU, or one for all '
@@ -162,6 +165,12 @@ class Bochs:
                     '-rc', os.path.join(self.dir, 'debugger.rc')]
         self.proc = self.fd = self.log = None
 
+    def count(self):
+        """Bochs's processors:cores:threads, or the plain count without SMT."""
+        if self.a.threads > 1:
+            return f'1:{self.smp}:{self.a.threads}'
+        return str(self.smp)
+
     def version(self):
         out = subprocess.run(['dpkg-query', '-W', '-f=${Version}', 'bochs'], capture_output=True,
                              text=True).stdout
@@ -191,7 +200,7 @@ class Bochs:
         os.makedirs(self.dir)
         iso = self.make_iso()
         rc = f'''megs: {mebibytes(self.a.mem or '1G')}
-cpu: model={self.cpu}, count={self.smp}, ips=100000000, reset_on_triple_fault=1, ignore_bad_msrs=1
+cpu: model={self.cpu}, count={self.count()}, ips=100000000, reset_on_triple_fault=1, ignore_bad_msrs=1
 romimage: file=/usr/share/bochs/BIOS-bochs-latest, options=fastboot
 vgaromimage: file=/usr/share/vgabios/vgabios.bin
 pci: enabled=1, chipset=i440fx
@@ -437,7 +446,8 @@ def main():
     log_path = os.path.join(a.results, f'{a.name}.console.log')
     if not a.quiet:
         print(f'==> booting {a.name}: {a.arch} on {a.emulator}, cpu {emu.cpu}, '
-              f'{emu.smp} vCPU(s), tests: {a.tests or "none"}', flush=True)
+              f'{emu.smp} vCPU(s){f" x {a.threads} threads" if a.threads > 1 else ""}, '
+              f'tests: {a.tests or "none"}', flush=True)
     start = time.monotonic()
     lines, rc, why = run(emu, a.name, log_path, a.timeout, a.quiet)
     secs = time.monotonic() - start

@@ -143,6 +143,15 @@ boot x86-bochs-vmx-ptioff-isoon x86_64 x86_64 $VMX kvm-smoke,kvm-isolation,kvm-s
 	--emulator bochs --append "pti=off $ISO"
 boot x86-bochs-svm-isoon  x86_64 x86_64 $SVM_NRIP kvm-smoke,kvm-isolation,kvm-secrets,kvm-trace,kvm-debugfs \
 	--emulator bochs --append "pti=on $ISO asi.no_triple_fault"
+# SMT: the two threads of one core (Bochs count=1:1:2).  kvm-smt runs a
+# vCPU that leaves isolation thousands of times beside one that runs guest
+# code: the kernel's checker must count 0 violations of the sibling rule
+# while leaves held or kicked the sibling; the control, with the sibling
+# handling off (asi_smt=off), must count violations.
+boot x86-bochs-vmx-smt    x86_64 x86_64 $VMX kvm-smt,kvm-smoke --emulator bochs --threads 2 \
+	--append "pti=on $ISO"
+boot x86-bochs-vmx-smt-control x86_64 x86_64 $VMX kvm-smt --emulator bochs --threads 2 \
+	--append "pti=on $ISO asi_smt=off"
 # A short VMX stress on two CPUs: 3 vCPUs, VM churn, vCPU threads
 # replaced, NMIs to both CPUs (taken in guest mode: VMX's NMI exits).
 boot x86-bochs-vmx-stress x86_64 x86_64 $VMX kvm-stress --emulator bochs --smp 2 \

@@ -241,6 +241,12 @@ struct asi *asi_create_instance(struct asi *shared, gfp_t gfp,
 /* asi_debug.c */
 void *asi_irq_stack(int cpu);
 
+/* asi_smt.c */
+int asi_smt_setup(void);
+void asi_smt_teardown(void);
+void __asi_smt_leave(struct asi_cpu *c);
+void asi_smt_check_entry(struct asi_cpu *c);
+
 #if defined(CONFIG_LOCKDEP) && !defined(CONFIG_PROVE_LOCKING)
 /* Read by every lockdep kernel; <linux/lockdep.h> declares it only for PROVE_LOCKING. */
 DECLARE_PER_CPU(unsigned int, lockdep_recursion);

@@ -152,11 +152,16 @@ void asi_enter(struct asi *asi)
 	cr3 = asi_restricted_cr3(c, asi, &noflush);
 	c->full_cr3 = __native_read_cr3();
 	c->table = asi->pgd_pa;
+	if (static_branch_unlikely(&asi_smt_key))
+		c->smt_instance = asi->id;
 	/* Set before CR3 is: an NMI compares the two. */
 	WRITE_ONCE(c->cr3, cr3);
 	barrier();
 	native_write_cr3(cr3 | (noflush ? X86_CR3_PCID_NOFLUSH : 0));
 	c->switching = false;
+	/* From here only @asi's data is in reach: siblings may run its guest. */
+	if (static_branch_unlikely(&asi_smt_key))
+		WRITE_ONCE(c->smt_state, ASI_SMT_IN);
 	c->stats.enters++;
 out:
 	local_irq_restore(flags);
@@ -169,8 +174,14 @@ NOKPROBE_SYMBOL(asi_enter);
 static void asi_leave(struct asi_cpu *c, enum asi_exit_why why)
 {
 	c->switching = true;
+	/* An NMI from here on holds the siblings too (__asi_paranoid_enter()). */
+	if (static_branch_unlikely(&asi_smt_key))
+		WRITE_ONCE(c->smt_state, ASI_SMT_LEAVING);
 	/* Nothing flushed the kernel's PCID meanwhile: interrupts leave first. */
 	native_write_cr3(c->full_cr3 | asi_noflush());
+	/* No sibling runs guest code once the caller touches other data. */
+	if (static_branch_unlikely(&asi_smt_key))
+		__asi_smt_leave(c);
 	barrier();
 	WRITE_ONCE(c->cr3, 0);
 	c->asi = NULL;
@@ -250,33 +261,50 @@ void __asi_unexpected(void)
  * anything into the caches.  Isolation stays entered; the handler returns
  * to the restricted table with __asi_paranoid_exit().
  *
- * Return: the CR3 to give __asi_paranoid_exit(), or 0 when
- * there is nothing to restore.
+ * On an SMT core, a thread that was not running host code (isolated,
+ * leaving, or halted in the idle loop) first holds its siblings out of
+ * guest mode, and gets its state back on the way out.
+ *
+ * Return: what to give __asi_paranoid_exit(): the restricted CR3 to go
+ * back to and the SMT state to restore, or 0 when there is nothing to
+ * restore.
  */
 noinstr unsigned long __asi_paranoid_enter(void)
 {
-	unsigned long cr3 = this_cpu_read(asi_cpu.cr3);
+	struct asi_cpu *c = this_cpu_ptr(&asi_cpu);
+	unsigned long cr3 = c->cr3, ret = 0;
+	u8 state = READ_ONCE(c->smt_state);
 
-	if (!cr3 || __native_read_cr3() != cr3)
-		return 0;
-	native_write_cr3(this_cpu_read(asi_cpu.full_cr3) | asi_noflush());
-	this_cpu_inc(asi_cpu.stats.paranoid_trips);
-	this_cpu_inc(asi_cpu.stats.l1d_flush_requests);
-	this_cpu_write(asi_trip, true);
-	return cr3;
+	if (cr3 && __native_read_cr3() == cr3) {
+		native_write_cr3(c->full_cr3 | asi_noflush());
+		c->stats.paranoid_trips++;
+		c->stats.l1d_flush_requests++;
+		this_cpu_write(asi_trip, true);
+		ret = cr3;
+	}
+	if (static_branch_unlikely(&asi_smt_key) && state != ASI_SMT_OUT) {
+		__asi_smt_leave(c);
+		ret |= (unsigned long)state << ASI_PARANOID_SMT_SHIFT;
+	}
+	return ret;
 }
 
 /**
  * __asi_paranoid_exit() - return to the restricted table after a trip
- * @cr3: what __asi_paranoid_enter() returned, not 0
+ * @token: what __asi_paranoid_enter() returned, not 0
  *
  * The restricted PCID keeps what it cached: a handler that changed a
  * kernel mapping (GHES's fixmap, which no restricted table maps) left
  * invalidate_other set, which the next entry acts on.
  */
-noinstr void __asi_paranoid_exit(unsigned long cr3)
+noinstr void __asi_paranoid_exit(unsigned long token)
 {
-	native_write_cr3(cr3 | asi_noflush());
+	unsigned long cr3 = token & ~ASI_PARANOID_SMT_MASK;
+
+	if (cr3)
+		native_write_cr3(cr3 | asi_noflush());
+	if (token & ASI_PARANOID_SMT_MASK)
+		WRITE_ONCE(this_cpu_ptr(&asi_cpu)->smt_state, token >> ASI_PARANOID_SMT_SHIFT);
 }
 
 /**
@@ -292,6 +320,9 @@ void __asi_interrupt(void)
 
 	if (c->cr3 && !c->switching)
 		asi_leave(c, ASI_EXIT_INTERRUPT);
+	else if (static_branch_unlikely(&asi_smt_key) &&
+		 READ_ONCE(c->smt_state) == ASI_SMT_IDLE)
+		__asi_smt_leave(c);
 }
 
 NOKPROBE_SYMBOL(__asi_interrupt);
@@ -355,7 +386,13 @@ void asi_get_stats(struct asi_stats *sum)
 		sum->paranoid_trips += READ_ONCE(s->paranoid_trips);
 		sum->tlb_flushes += READ_ONCE(s->tlb_flushes);
 		sum->flush_ipis += READ_ONCE(s->flush_ipis);
+		sum->smt_holds += READ_ONCE(s->smt_holds);
+		sum->smt_kicks += READ_ONCE(s->smt_kicks);
+		sum->smt_timeouts += READ_ONCE(s->smt_timeouts);
 #ifdef CONFIG_ADDRESS_SPACE_ISOLATION_DEBUG
+		sum->smt_checks += READ_ONCE(s->smt_checks);
+		sum->smt_violations += READ_ONCE(s->smt_violations);
+		sum->smt_leave_violations += READ_ONCE(s->smt_leave_violations);
 		sum->canary_faults += READ_ONCE(s->canary_faults);
 		sum->cr3_checks += READ_ONCE(s->cr3_checks);
 		sum->cr3_mismatches += READ_ONCE(s->cr3_mismatches);
@@ -494,6 +531,7 @@ __no_sanitize_address void asi_touch_canary(void)
 {
 	struct asi_cpu *c = this_cpu_ptr(&asi_cpu);
 
+	asi_smt_check_entry(c);
 	if (likely(!READ_ONCE(c->canary_left)) || !c->asi)
 		return;
 	c->canary_left--;

@@ -8,6 +8,7 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/debugfs.h>
+#include <linux/delay.h>
 #include <linux/kvm_host.h>
 #include <linux/module.h>
 #include <linux/sched.h>
@@ -795,6 +796,42 @@ void kvm_x86_isolation_vmexit_done(struct kvm_vcpu *vcpu)
 	} else {
 		this_cpu_inc(kvm_x86_isolation_stats.vmexits_outside);
 	}
+}
+
+/* Guest entries a sibling held in a row on this CPU; read isolated. */
+static DEFINE_PER_CPU(unsigned int, kvm_x86_isolation_held);
+
+/* Held this many times in a row, a vCPU sleeps and lets its CPU idle. */
+#define KVM_X86_ISOLATION_HOLDS_BEFORE_SLEEP	256
+
+/**
+ * kvm_x86_isolation_smt_held() - a sibling thread held this vCPU's entry
+ * @vcpu: the vCPU, whose entry was cancelled
+ * @held: asi_guest_enter() refused it
+ *
+ * Called after every cancelled entry, with preemption and interrupts on.
+ * A sibling that runs host code lets go when it is back; one that runs
+ * another VM waits for this thread as this one waits for it.  Held many
+ * times in a row, the vCPU leaves isolation and sleeps briefly: its CPU
+ * idles, which lets the sibling's guest run, and the two alternate.  (A
+ * core-scheduling cookie per VM keeps two VMs off one core's threads.)
+ * Runs isolated: it reads only this CPU's count until it leaves.
+ */
+void kvm_x86_isolation_smt_held(struct kvm_vcpu *vcpu, bool held)
+{
+	unsigned int *n = this_cpu_ptr(&kvm_x86_isolation_held);
+
+	if (!held) {
+		*n = 0;
+		return;
+	}
+	if (++*n < KVM_X86_ISOLATION_HOLDS_BEFORE_SLEEP)
+		return;
+	*n = 0;
+	kvm_x86_isolation_exit(vcpu, KVM_ISOLATION_EXIT_SCHEDULE);
+	kvm_vcpu_srcu_read_unlock(vcpu);
+	usleep_range(100, 200);
+	kvm_vcpu_srcu_read_lock(vcpu);
 }
 
 /**

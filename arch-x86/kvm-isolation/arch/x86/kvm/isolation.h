@@ -129,6 +129,7 @@ void kvm_x86_isolation_cpuid(struct kvm_vcpu *vcpu, struct kvm_cpuid_entry2 *old
 int kvm_x86_isolation_enable_xfd(struct kvm_vcpu *vcpu, u64 xfeatures);
 void kvm_x86_isolation_irqchip(struct kvm *kvm);
 void kvm_x86_isolation_left(enum kvm_isolation_exit_reason reason);
+void kvm_x86_isolation_smt_held(struct kvm_vcpu *vcpu, bool held);
 void kvm_x86_isolation_get_stats(struct kvm_x86_isolation_stats *sum);
 void kvm_x86_isolation_reset_stats(void);
 struct dentry *kvm_x86_isolation_debugfs_init(struct dentry *parent);
@@ -226,6 +227,8 @@ static inline void kvm_x86_isolation_exit_running(struct kvm *kvm,
 						  enum kvm_isolation_exit_reason reason) {}
 
 static inline void kvm_x86_isolation_irqchip(struct kvm *kvm) {}
+
+static inline void kvm_x86_isolation_smt_held(struct kvm_vcpu *vcpu, bool held) {}
 
 static inline unsigned int kvm_x86_isolation_vcpu_align(unsigned int align)
 {

@@ -63,6 +63,14 @@ static int iso_stats_show(struct seq_file *m, void *v)
 	seq_printf(m, "cr3_mismatches %llu\n", s.cr3_mismatches);
 #endif
 	seq_printf(m, "unexpected %llu\n", s.unexpected);
+	seq_printf(m, "smt_holds %llu\n", s.smt_holds);
+	seq_printf(m, "smt_kicks %llu\n", s.smt_kicks);
+	seq_printf(m, "smt_timeouts %llu\n", s.smt_timeouts);
+#ifdef CONFIG_ADDRESS_SPACE_ISOLATION_DEBUG
+	seq_printf(m, "smt_checks %llu\n", s.smt_checks);
+	seq_printf(m, "smt_violations %llu\n", s.smt_violations);
+	seq_printf(m, "smt_leave_violations %llu\n", s.smt_leave_violations);
+#endif
 	seq_printf(m, "pagetable_pages %lu\n", asi_pgtable_pages());
 #ifdef CONFIG_ADDRESS_SPACE_ISOLATION_DEBUG
 	asi_show_summary(m);

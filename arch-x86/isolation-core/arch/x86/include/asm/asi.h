@@ -48,6 +48,14 @@ struct asi_stats {
 	u64 cr3_mismatches;	/* ... and was not the VM's table's */
 #endif
 	u64 unexpected;		/* left by asi_assert_left(): a caller's bug */
+	u64 smt_holds;		/* guest entries refused: a sibling ran host code */
+	u64 smt_kicks;		/* siblings kicked out of guest mode by a leave */
+	u64 smt_timeouts;	/* ... that were not out in time */
+#ifdef CONFIG_ADDRESS_SPACE_ISOLATION_DEBUG
+	u64 smt_checks;		/* guest entries whose siblings were checked, */
+	u64 smt_violations;	/* ... and one ran host code or another instance */
+	u64 smt_leave_violations; /* leaves with a sibling still in guest mode */
+#endif
 };
 
 /* One seen faulting instruction. */
@@ -59,6 +67,24 @@ struct asi_fault_site {
 };
 
 #define ASI_FAULT_SITES	64
+
+/* What a thread runs, for its SMT siblings (asi_smt.c). */
+enum asi_smt_state {
+	ASI_SMT_OUT,		/* host code, on full mappings */
+	ASI_SMT_LEAVING,	/* moving there: kicking siblings out of guest mode */
+	ASI_SMT_IN,		/* on an instance's restricted table */
+	ASI_SMT_IDLE,		/* halted in the idle loop */
+};
+
+/* Whether a thread runs guest code, for its siblings' handshakes. */
+enum asi_guest_mode {
+	ASI_GUEST_NO,
+	ASI_GUEST_TRYING,	/* asi_guest_enter() is reading the siblings */
+	ASI_GUEST_YES,		/* until asi_guest_exit() */
+};
+
+/* Sibling threads per core that isolation handles (x86 has two). */
+#define ASI_MAX_SIBLINGS	3
 
 /* Restricted PCIDs each CPU keeps, for as many recently run instances. */
 #define ASI_NR_PCIDS	4
@@ -73,6 +99,11 @@ struct asi_cpu {
 	unsigned long full_cr3;		/* CR3 to return to: the task's mm */
 	unsigned long table;		/* the instance's restricted table (phys) */
 	bool switching;			/* between the two CR3 writes */
+	u8 smt_state;			/* enum asi_smt_state */
+	u8 in_guest;			/* enum asi_guest_mode */
+	u64 smt_instance;		/* the instance id, while ASI_SMT_IN */
+	unsigned int nr_siblings;
+	unsigned int siblings[ASI_MAX_SIBLINGS];
 	unsigned int pcid_next;		/* the restricted PCID to reuse next */
 	u64 pcid_owner[ASI_NR_PCIDS];	/* instance id, 0: none */
 	u64 pcid_gen[ASI_NR_PCIDS];	/* its TLB generation then */
@@ -113,6 +144,7 @@ struct asi_percpu_pages { } __aligned(PAGE_SIZE);
 #define ASI_PERCPU_RESERVE	(IS_ENABLED(CONFIG_MODULES) ? 5 * PAGE_SIZE : 0)
 
 DECLARE_STATIC_KEY_FALSE(asi_enabled_key);
+DECLARE_STATIC_KEY_FALSE(asi_smt_key);
 extern bool asi_at_boot;
 DECLARE_PER_CPU_PAGE_ALIGNED(struct asi_cpu, asi_cpu);
 /* This CPU left its restricted table since the client last asked. */
@@ -159,6 +191,10 @@ const char *asi_degraded(void);
 
 void asi_enter(struct asi *asi);
 bool asi_exit(void);
+bool asi_guest_enter(void);
+void asi_guest_exit(void);
+void asi_idle_enter(void);
+void asi_idle_exit(void);
 bool asi_loaded(struct asi *asi);
 void asi_get_stats(struct asi_stats *sum);
 void asi_reset_stats(void);
@@ -181,10 +217,11 @@ bool asi_fault_switch(void);
 bool asi_handle_fault(struct pt_regs *regs, unsigned long error_code,
 		      unsigned long address);
 
-/* An interrupt or system vector leaves isolation. */
+/* An interrupt or system vector leaves isolation, or wakes an idle sibling. */
 static __always_inline void asi_interrupt(void)
 {
-	if (asi_enabled() && this_cpu_read(asi_cpu.cr3))
+	if (asi_enabled() && (this_cpu_read(asi_cpu.cr3) ||
+			      this_cpu_read(asi_cpu.smt_state) == ASI_SMT_IDLE))
 		__asi_interrupt();
 }
 
@@ -195,7 +232,11 @@ static __always_inline void asi_interrupt(void)
  * KVM leaves with asi_exit() before it dispatches a machine check.
  */
 unsigned long __asi_paranoid_enter(void);
-void __asi_paranoid_exit(unsigned long cr3);
+void __asi_paranoid_exit(unsigned long token);
+
+/* The SMT state a trip restores, above the CR3 bits (a physical address). */
+#define ASI_PARANOID_SMT_SHIFT	56
+#define ASI_PARANOID_SMT_MASK	(3UL << ASI_PARANOID_SMT_SHIFT)
 
 static __always_inline unsigned long asi_paranoid_enter(void)
 {
@@ -284,6 +325,14 @@ static __always_inline void asi_interrupt(void) {}
 static __always_inline unsigned long asi_cr3(void) { return 0; }
 
 static __always_inline bool asi_take_trip(void) { return false; }
+
+static inline bool asi_guest_enter(void) { return true; }
+
+static inline void asi_guest_exit(void) {}
+
+static __always_inline void asi_idle_enter(void) {}
+
+static __always_inline void asi_idle_exit(void) {}
 
 static __always_inline bool asi_trip_pending(void) { return false; }
 

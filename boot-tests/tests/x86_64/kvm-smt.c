@@ -1,0 +1,181 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * SMT siblings and isolation.  Two vCPUs of one VM on the two threads of a
+ * core: vCPU 0 (pinned to CPU 0) reads the in-kernel PIC in a loop, VM-exits
+ * that stay inside isolation; vCPU 1 (pinned to CPU 1) writes port 0x80 in a
+ * loop, each write a return to user space, so its thread leaves isolation
+ * thousands of times while its sibling runs guest code.
+ *
+ * The kernel's checker (debug kernels) counts, at each VM-entry, a sibling
+ * that runs host code or another VM, and at each leave, a sibling still in
+ * guest mode.  With the sibling handling on (the default) both must stay
+ * 0 while leaves kicked or held the sibling; with asi_smt=off (the control)
+ * the same run must count violations, or the checker could not fail.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include "../ktap.h"
+#include "isolation.h"
+#include "x86_guest.h"
+
+#define STOP_GPA	0x8000UL
+#define RUN_SECONDS	3
+
+/* %rsi: the vCPU's index, set by the host. */
+GUEST_CODE(smt_guest,
+	"test %rsi, %rsi\n"
+	"jnz 2f\n"
+	/* vCPU 0: exits handled inside isolation. */
+	"1: inb $0x21, %al\n"
+	"cmpl $0, 0x8000\n"
+	"je 1b\n"
+	"out %eax, $0xe0\n"
+	"hlt\n"
+	/* vCPU 1: exits to user space, each one a leave. */
+	"2: out %al, $0x80\n"
+	"cmpl $0, 0x8000\n"
+	"je 2b\n"
+	"out %eax, $0xe0\n"
+	"hlt\n");
+
+struct vcpu_thread {
+	struct guest *g;
+	int vcpu;
+	int cpu;
+	long user_exits;
+	int done;		/* reached port 0xe0 */
+	int ret;		/* guest_run()'s last */
+	uint32_t exit_reason;
+};
+
+static int pin(int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	return sched_setaffinity(0, sizeof(set), &set);
+}
+
+static void *run_vcpu(void *arg)
+{
+	struct vcpu_thread *t = arg;
+	struct kvm_run *run = t->g->vcpu[t->vcpu].run;
+
+	if (pin(t->cpu))
+		ktap_diag("vCPU %d: cannot pin to CPU %d: %s", t->vcpu, t->cpu, strerror(errno));
+	for (;;) {
+		t->ret = guest_run(t->g, t->vcpu);
+		if (t->ret == -EINTR)
+			continue;
+		t->exit_reason = run->exit_reason;
+		if (t->ret || run->exit_reason != KVM_EXIT_IO)
+			break;
+		if (run->io.port == 0xe0) {
+			t->done = 1;
+			break;
+		}
+		t->user_exits++;
+	}
+	if (!t->done)
+		ktap_diag("vCPU %d stopped: KVM_RUN %d, exit reason %s", t->vcpu, t->ret,
+			  exit_reason_str(t->exit_reason));
+	return NULL;
+}
+
+/* Are CPUs 0 and 1 the two threads of one core? */
+static bool cpus_0_1_siblings(char *list, size_t len)
+{
+	FILE *f = fopen("/sys/devices/system/cpu/cpu0/topology/thread_siblings_list", "r");
+
+	if (!f)
+		return false;
+	if (!fgets(list, len, f))
+		list[0] = 0;
+	fclose(f);
+	list[strcspn(list, "\n")] = 0;
+	return !strcmp(list, "0-1") || !strcmp(list, "0,1");
+}
+
+int main(void)
+{
+	struct vcpu_thread t[2];
+	struct iso_stats s0, s1;
+	int64_t holds, kicks, timeouts, checks, viol, leave_viol, inside;
+	bool control = cmdline_has("asi_smt=off");
+	pthread_t th[2];
+	char list[64];
+	struct guest g;
+	int i;
+
+	if (!iso_expected())
+		ktap_skip_all("isolation not enabled on this boot");
+	if (!cpus_0_1_siblings(list, sizeof(list)))
+		ktap_skip_all("CPU 0's sibling threads are \"%s\", not 0-1", list);
+	if (guest_create(&g, smt_guest_start, smt_guest_end - smt_guest_start) ||
+	    ioctl(g.vm_fd, KVM_CREATE_IRQCHIP, 0) || guest_add_vcpu(&g) != 0 ||
+	    guest_add_vcpu(&g) != 1)
+		ktap_skip_all("cannot create a VM with two vCPUs");
+	/* With the in-kernel local APIC, vCPU 1 would wait for INIT and SIPI. */
+	if (ioctl(g.vcpu[1].fd, KVM_SET_MP_STATE, &(struct kvm_mp_state){ KVM_MP_STATE_RUNNABLE }))
+		ktap_skip_all("cannot make vCPU 1 runnable: %s", strerror(errno));
+	for (i = 0; i < 2; i++) {
+		struct kvm_regs regs;
+
+		if (ioctl(g.vcpu[i].fd, KVM_GET_REGS, &regs))
+			ktap_skip_all("KVM_GET_REGS: %s", strerror(errno));
+		regs.rsi = i;
+		if (ioctl(g.vcpu[i].fd, KVM_SET_REGS, &regs))
+			ktap_skip_all("KVM_SET_REGS: %s", strerror(errno));
+	}
+	ktap_plan(control ? 2 : 7);
+	if (!iso_read_stats(&s0)) {
+		ktap_result(0, "stats_readable # cannot read " ISO_DIR "/stats");
+		return ktap_exit_code();
+	}
+	for (i = 0; i < 2; i++) {
+		t[i] = (struct vcpu_thread) { .g = &g, .vcpu = i, .cpu = i };
+		pthread_create(&th[i], NULL, run_vcpu, &t[i]);
+	}
+	sleep(RUN_SECONDS);
+	*(volatile uint32_t *)(g.ram + STOP_GPA) = 1;
+	for (i = 0; i < 2; i++)
+		pthread_join(th[i], NULL);
+	iso_read_stats(&s1);
+
+	holds = iso_stat(&s1, "smt_holds") - iso_stat(&s0, "smt_holds");
+	kicks = iso_stat(&s1, "smt_kicks") - iso_stat(&s0, "smt_kicks");
+	timeouts = iso_stat(&s1, "smt_timeouts") - iso_stat(&s0, "smt_timeouts");
+	checks = iso_stat(&s1, "smt_checks") - iso_stat(&s0, "smt_checks");
+	viol = iso_stat(&s1, "smt_violations") - iso_stat(&s0, "smt_violations");
+	leave_viol = iso_stat(&s1, "smt_leave_violations") - iso_stat(&s0, "smt_leave_violations");
+	inside = iso_stat(&s1, "vmexits_inside") - iso_stat(&s0, "vmexits_inside");
+	ktap_diag("siblings %s%s: vCPU 0 returned to user space %ld times, vCPU 1 %ld times; %lld VM-exits inside; "
+		  "holds %lld, kicks %lld, timeouts %lld; checked entries %lld, violations at entry %lld, at leave %lld",
+		  list, control ? " (asi_smt=off)" : "", t[0].user_exits, t[1].user_exits,
+		  (long long)inside,
+		  (long long)holds, (long long)kicks, (long long)timeouts, (long long)checks,
+		  (long long)viol, (long long)leave_viol);
+
+	ktap_result(t[0].done && t[1].done && !t[0].user_exits && t[1].user_exits > 0,
+		    "both_vcpus_ran_to_the_end");
+	if (control) {
+		ktap_result(viol + leave_viol > 0, "control_without_sibling_handling_counts_violations");
+	} else {
+		ktap_result(checks > 0, "checker_ran_at_vm_entries");
+		ktap_result(viol == 0, "no_sibling_ran_host_code_at_vm_entry");
+		ktap_result(leave_viol == 0, "no_sibling_in_guest_mode_after_a_leave");
+		ktap_result(holds + kicks > 0, "siblings_were_held_or_kicked");
+		ktap_result(timeouts == 0, "every_kicked_sibling_left_guest_mode");
+		ktap_result(inside > 0, "vcpu_0_ran_inside_isolation");
+	}
+	guest_destroy(&g);
+	return ktap_exit_code();
+}
