@@ -358,10 +358,6 @@ int asi_setup(struct module *const *mods, unsigned int nr_mods)
 	if (ret)
 		goto err;
 
-	what = "the SMT sibling handling (CPU hotplug callback)";
-	ret = asi_smt_setup();
-	if (ret)
-		goto err;
 	static_branch_enable(&asi_enabled_key);
 	if (IS_ENABLED(CONFIG_LOCKDEP))
 		asi_degraded_why = "lockdep maps all of the kernel's data (CONFIG_LOCKDEP)";
@@ -401,7 +397,6 @@ void asi_teardown(void)
 		}
 	}
 	static_branch_disable(&asi_enabled_key);
-	asi_smt_teardown();
 	WARN_ON(atomic_read(&asi_nr_shared_users));
 	asi_destroy(asi_core);
 	asi_core = NULL;
