@@ -122,12 +122,14 @@ static int asi_map_core_data(struct asi *asi)
 	/* __asi_data: CPU masks, and the text-patching state poke_int3_handler() reads */
 	ret = asi_map(asi, __start_asi_data, size, ASI_PTE,
 		      "core");
+#ifdef CONFIG_TRACING
 	/* The string pointers tracepoint_string() loads, in RCU's calls on VM-entry */
 	size = PAGE_ALIGN((unsigned long)__stop___tracepoint_str -
 			  (unsigned long)__start___tracepoint_str);
 	if (!ret && size)
 		ret = asi_map(asi, __start___tracepoint_str, size, ASI_PTE,
 			      "core");
+#endif
 #ifdef CONFIG_LOCKDEP
 	/*
 	 * Lock tracking reads and writes lockdep's own state (classes, chains,

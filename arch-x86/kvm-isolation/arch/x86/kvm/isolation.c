@@ -141,7 +141,8 @@ static void kvm_x86_isolation_add_tp(struct tracepoint *tp)
 		atomic_inc(&kvm_x86_isolation_tracing);
 }
 
-static void kvm_x86_isolation_find_kernel_tp(struct tracepoint *tp, void *unused)
+/* Unused without tracepoints in a module, where nothing is looked up. */
+static void __maybe_unused kvm_x86_isolation_find_kernel_tp(struct tracepoint *tp, void *unused)
 {
 	unsigned int i;
 
