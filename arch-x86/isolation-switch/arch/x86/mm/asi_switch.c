@@ -17,8 +17,8 @@
  * memory the restricted table does not map: interrupts leave isolation in
  * the IDTENTRY wrappers, page faults first thing in exc_page_fault(), and
  * NMI, #MC and #DB switch to full mappings for the handler and back.  Each
- * leave and trip is a trip the client takes before it runs untrusted code
- * again (asi_take_trip(): a hypervisor flushes L1D).  This does not depend on
+ * leave and trip is a trip whose flushes the client runs before untrusted code
+ * runs again (asi_flush_trip(), asi_flush.c).  This does not depend on
  * PTI: the restricted PGD is never a PTI user half (its CR3 never has
  * PTI_USER_PGTABLE_BIT set), so PTI's paranoid entry leaves it alone.
  *
@@ -194,7 +194,7 @@ static void asi_leave(struct asi_cpu *c, enum asi_exit_why why)
 	else
 		c->stats.exits++;
 	/* The code that runs now may bring other data into the caches. */
-	this_cpu_inc(asi_cpu.stats.l1d_flush_requests);	/* NMIs count too */
+	this_cpu_inc(asi_cpu.stats.trips);	/* NMIs count too */
 	this_cpu_write(asi_trip, true);
 }
 
@@ -203,8 +203,8 @@ NOKPROBE_SYMBOL(asi_leave);
 /**
  * asi_exit() - leave the isolated address space, if loaded
  *
- * The caller takes the trip (asi_take_trip()) before it runs untrusted code
- * again, and counts and traces why it left.
+ * The caller flushes the trip (asi_flush_trip()) before it runs untrusted
+ * code again, and counts and traces why it left.
  *
  * Return: true if this CPU was isolated.
  */
@@ -255,11 +255,10 @@ void __asi_unexpected(void)
  * __asi_paranoid_enter() - move an NMI, #MC or #DB to full mappings
  *
  * First thing in the handlers of NMI, #MC and #DB, which can arrive at any
- * instruction.  When CR3 is
- * this CPU's restricted one, switch to the full one, count and mark the trip
- * (asi_take_trip()): the handler may bring
- * anything into the caches.  Isolation stays entered; the handler returns
- * to the restricted table with __asi_paranoid_exit().
+ * instruction.  When CR3 is this CPU's restricted one, switch to the full
+ * one, count and mark the trip: the handler may bring anything into the
+ * caches.  Isolation stays entered; the handler returns to the restricted
+ * table with __asi_paranoid_exit().
  *
  * On an SMT core, a thread that was not running host code (isolated,
  * leaving, or halted in the idle loop) first holds its siblings out of
@@ -278,7 +277,7 @@ noinstr unsigned long __asi_paranoid_enter(void)
 	if (cr3 && __native_read_cr3() == cr3) {
 		native_write_cr3(c->full_cr3 | asi_noflush());
 		c->stats.paranoid_trips++;
-		c->stats.l1d_flush_requests++;
+		c->stats.trips++;
 		this_cpu_write(asi_trip, true);
 		ret = cr3;
 	}
@@ -295,14 +294,19 @@ noinstr unsigned long __asi_paranoid_enter(void)
  *
  * The restricted PCID keeps what it cached: a handler that changed a
  * kernel mapping (GHES's fixmap, which no restricted table maps) left
- * invalidate_other set, which the next entry acts on.
+ * invalidate_other set, which the next entry acts on.  The trip's flushes
+ * run here, on the restricted table: the trip may have come after the
+ * user's last asi_flush_trip(), in the last instructions before it runs
+ * untrusted code.
  */
 noinstr void __asi_paranoid_exit(unsigned long token)
 {
 	unsigned long cr3 = token & ~ASI_PARANOID_SMT_MASK;
 
-	if (cr3)
+	if (cr3) {
 		native_write_cr3(cr3 | asi_noflush());
+		__asi_flush_trip();
+	}
 	if (token & ASI_PARANOID_SMT_MASK)
 		WRITE_ONCE(this_cpu_ptr(&asi_cpu)->smt_state, token >> ASI_PARANOID_SMT_SHIFT);
 }
@@ -382,11 +386,16 @@ void asi_get_stats(struct asi_stats *sum)
 		sum->interrupt_exits += READ_ONCE(s->interrupt_exits);
 		sum->fault_exits += READ_ONCE(s->fault_exits);
 		sum->faults += READ_ONCE(s->faults);
-		sum->l1d_flush_requests += READ_ONCE(s->l1d_flush_requests);
+		sum->trips += READ_ONCE(s->trips);
+		sum->trips_flushed += READ_ONCE(s->trips_flushed);
+		sum->flush_l1d_msr += READ_ONCE(s->flush_l1d_msr);
+		sum->flush_l1d_sw += READ_ONCE(s->flush_l1d_sw);
+		sum->flush_verw += READ_ONCE(s->flush_verw);
 		sum->paranoid_trips += READ_ONCE(s->paranoid_trips);
 		sum->tlb_flushes += READ_ONCE(s->tlb_flushes);
 		sum->flush_ipis += READ_ONCE(s->flush_ipis);
 		sum->smt_holds += READ_ONCE(s->smt_holds);
+		sum->smt_held_cycles += READ_ONCE(s->smt_held_cycles);
 		sum->smt_kicks += READ_ONCE(s->smt_kicks);
 		sum->smt_timeouts += READ_ONCE(s->smt_timeouts);
 #ifdef CONFIG_ADDRESS_SPACE_ISOLATION_DEBUG

@@ -11,10 +11,12 @@
  */
 
 #include <linux/debugfs.h>
+#include <linux/math64.h>
 #include <linux/seq_file.h>
 #include <linux/slab.h>
 
 #include <asm/asi_debug.h>
+#include <asm/tsc.h>
 
 #include "isolation.h"
 
@@ -53,7 +55,14 @@ static int iso_stats_show(struct seq_file *m, void *v)
 	seq_printf(m, "faults %llu\n", s.faults);
 	seq_printf(m, "vmexits_inside %llu\n", k.vmexits_inside);
 	seq_printf(m, "vmexits_outside %llu\n", k.vmexits_outside);
-	seq_printf(m, "l1d_flush_requests %llu\n", s.l1d_flush_requests);
+	/* What a trip asks for here, the trips, and what was done for them. */
+	seq_printf(m, "trip_flushes_l1d %d\n", !!(asi_trip_flushes() & ASI_TRIP_FLUSH_L1D));
+	seq_printf(m, "trip_flushes_verw %d\n", !!(asi_trip_flushes() & ASI_TRIP_FLUSH_VERW));
+	seq_printf(m, "trips %llu\n", s.trips);
+	seq_printf(m, "trips_flushed %llu\n", s.trips_flushed);
+	seq_printf(m, "flush_l1d_msr %llu\n", s.flush_l1d_msr);
+	seq_printf(m, "flush_l1d_sw %llu\n", s.flush_l1d_sw);
+	seq_printf(m, "flush_verw %llu\n", s.flush_verw);
 	seq_printf(m, "paranoid_trips %llu\n", s.paranoid_trips);
 	seq_printf(m, "tlb_flushes %llu\n", s.tlb_flushes);
 	seq_printf(m, "flush_ipis %llu\n", s.flush_ipis);
@@ -64,6 +73,8 @@ static int iso_stats_show(struct seq_file *m, void *v)
 #endif
 	seq_printf(m, "unexpected %llu\n", s.unexpected);
 	seq_printf(m, "smt_holds %llu\n", s.smt_holds);
+	/* tsc_khz cycles per millisecond */
+	seq_printf(m, "smt_held_us %llu\n", div_u64(s.smt_held_cycles * 1000, tsc_khz ?: 1));
 	seq_printf(m, "smt_kicks %llu\n", s.smt_kicks);
 	seq_printf(m, "smt_timeouts %llu\n", s.smt_timeouts);
 #ifdef CONFIG_ADDRESS_SPACE_ISOLATION_DEBUG

@@ -38,7 +38,11 @@ struct asi_stats {
 	u64 interrupt_exits;	/* left for an interrupt or system vector */
 	u64 fault_exits;	/* left on a page fault, the canary's too */
 	u64 faults;		/* ... of them, not the canary's */
-	u64 l1d_flush_requests;
+	u64 trips;		/* moves to full mappings: leaves, NMI/#MC/#DB trips */
+	u64 trips_flushed;	/* asi_flush_trip() calls that found one, */
+	u64 flush_l1d_msr;	/* ... and flushed L1D with IA32_FLUSH_CMD, */
+	u64 flush_l1d_sw;	/* ... or by reading a buffer, */
+	u64 flush_verw;		/* ... and cleared the CPU buffers */
 	u64 paranoid_trips;	/* NMI, #MC, #DB taken while isolated */
 	u64 tlb_flushes;	/* entries that flushed the restricted PCID */
 	u64 flush_ipis;		/* IPIs for an unmap in the loaded instance */
@@ -49,6 +53,7 @@ struct asi_stats {
 #endif
 	u64 unexpected;		/* left by asi_assert_left(): a caller's bug */
 	u64 smt_holds;		/* guest entries refused: a sibling ran host code */
+	u64 smt_held_cycles;	/* TSC cycles from a first refusal to the entry */
 	u64 smt_kicks;		/* siblings kicked out of guest mode by a leave */
 	u64 smt_timeouts;	/* ... that were not out in time */
 #ifdef CONFIG_ADDRESS_SPACE_ISOLATION_DEBUG
@@ -102,6 +107,7 @@ struct asi_cpu {
 	u8 smt_state;			/* enum asi_smt_state */
 	u8 in_guest;			/* enum asi_guest_mode */
 	u64 smt_instance;		/* the instance id, while ASI_SMT_IN */
+	u64 smt_held_since;		/* TSC of the first refused entry, 0: none */
 	unsigned int nr_siblings;
 	unsigned int siblings[ASI_MAX_SIBLINGS];
 	unsigned int pcid_next;		/* the restricted PCID to reuse next */
@@ -249,30 +255,28 @@ static __always_inline void asi_paranoid_exit(unsigned long cr3)
 		__asi_paranoid_exit(cr3);
 }
 
-/**
- * asi_take_trip() - did this CPU leave its restricted table since last asked?
- *
- * Every leave and every NMI, #MC or #DB trip to full mappings sets it: the
- * code that ran may have brought other data into the core's caches.  The
- * client asks, with interrupts off, last thing before it runs untrusted
- * code, and flushes what the CPU needs flushed (KVM: the L1D flush before
- * VM-entry).  A pull rather than a call: trips happen in NMIs, where no
- * client code may run.
- *
- * Return: true once per run of trips.
- */
-static __always_inline bool asi_take_trip(void)
-{
-	if (!asi_enabled() || !this_cpu_read(asi_trip))
-		return false;
-	this_cpu_write(asi_trip, false);
-	return true;
-}
+/* What asi_flush_trip() clears on this machine (asi_trip_flushes()). */
+#define ASI_TRIP_FLUSH_L1D	BIT(0)
+#define ASI_TRIP_FLUSH_VERW	BIT(1)
 
-/* A trip since the client last asked, which it has not taken yet. */
-static __always_inline bool asi_trip_pending(void)
+unsigned int asi_trip_flushes(void);
+void __asi_flush_trip(void);
+
+/**
+ * asi_flush_trip() - clear what host code left in the core since last asked
+ *
+ * Every leave, every NMI, #MC or #DB trip to full mappings, and every
+ * sibling thread's move to host code marks a trip: the code that ran may
+ * have brought other data into the core's caches and buffers.  The user
+ * calls this with interrupts off, last thing before it runs untrusted
+ * code, and the CPU's L1D flush and buffer clearing run once for all
+ * trips since the last call.  A pull rather than a call into the user:
+ * trips happen in NMIs, where no user code may run.
+ */
+static __always_inline void asi_flush_trip(void)
 {
-	return asi_enabled() && this_cpu_read(asi_trip);
+	if (asi_enabled())
+		__asi_flush_trip();
 }
 
 /* CR3 while this CPU is isolated, 0 when not. */
@@ -324,7 +328,9 @@ static __always_inline void asi_interrupt(void) {}
 
 static __always_inline unsigned long asi_cr3(void) { return 0; }
 
-static __always_inline bool asi_take_trip(void) { return false; }
+static __always_inline void asi_flush_trip(void) {}
+
+static inline unsigned int asi_trip_flushes(void) { return 0; }
 
 static inline bool asi_guest_enter(void) { return true; }
 
@@ -333,8 +339,6 @@ static inline void asi_guest_exit(void) {}
 static __always_inline void asi_idle_enter(void) {}
 
 static __always_inline void asi_idle_exit(void) {}
-
-static __always_inline bool asi_trip_pending(void) { return false; }
 
 static __always_inline void asi_assert_left(void) {}
 

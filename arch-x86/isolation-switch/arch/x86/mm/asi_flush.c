@@ -1,0 +1,186 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Address space isolation (ASI): what a trip to full mappings leaves in the
+ * core, and what clears it before untrusted code runs again.
+ *
+ * A trip -- a leave, an NMI, #MC or #DB taken while isolated, or a sibling
+ * thread's move to host code (asi_smt.c) -- may bring any host data into the
+ * core's L1D and CPU buffers.  The user calls asi_flush_trip() last before
+ * it runs untrusted code (KVM: right before VM-entry, interrupts off, after
+ * its last instrumentable call), and an NMI, #MC or #DB that returns to the
+ * restricted table calls it on its way out; it performs what this CPU needs,
+ * chosen once at set-up from the CPU's bugs:
+ *
+ *  - an L1D flush where L1TF applies: the IA32_FLUSH_CMD MSR, or where the
+ *    microcode has none, reading a buffer twice the L1D's size, which every
+ *    restricted table maps;
+ *  - VERW where MDS, TAA, MMIO stale data, RFDS or TSA apply.
+ *
+ * asi_flush=l1d,verw (either or both) adds what the CPU's bugs do not ask
+ * for.  Each action performed is counted by kind, and each trip taken.
+ *
+ * Predictors are not this file's business: isolation changes nothing in
+ * what a guest could train that the host then uses, since the kernel's own
+ * mitigations on VM-exit (retpolines or IBRS, the RSB fill, the IBPB before
+ * a return to user mode) stay as they are.
+ */
+
+#define pr_fmt(fmt) "asi: " fmt
+
+#include <linux/cache.h>
+#include <linux/cpufeature.h>
+#include <linux/gfp.h>
+#include <linux/init.h>
+#include <linux/string.h>
+
+#include <asm/asi.h>
+#include <asm/msr.h>
+#include <asm/nospec-branch.h>
+
+#include "asi.h"
+
+/* Twice a 32 KiB L1D: its replacement is not exactly LRU. */
+#define ASI_L1D_FLUSH_ORDER	4
+
+/* The actions a trip asks for: ASI_TRIP_FLUSH_*, read while isolated. */
+static unsigned int asi_trip_flush_mask __asi_data;
+/* asi_flush=: actions added to what the CPU's bugs ask for. */
+static unsigned int asi_trip_flush_forced __ro_after_init;
+/* The software L1D flush's buffer, mapped in the core; NULL with the MSR. */
+static void *asi_l1d_flush_buf __asi_data;
+
+static int __init asi_flush_parse(char *arg)
+{
+	char *opt;
+
+	while ((opt = strsep(&arg, ",")) != NULL) {
+		if (!strcmp(opt, "l1d"))
+			asi_trip_flush_forced |= ASI_TRIP_FLUSH_L1D;
+		else if (!strcmp(opt, "verw"))
+			asi_trip_flush_forced |= ASI_TRIP_FLUSH_VERW;
+		else
+			return -EINVAL;
+	}
+	return 0;
+}
+early_param("asi_flush", asi_flush_parse);
+
+/* What this CPU's bugs ask to clear after host code ran on the core. */
+static unsigned int asi_trip_flushes_needed(void)
+{
+	unsigned int mask = 0;
+
+	if (boot_cpu_has_bug(X86_BUG_L1TF))
+		mask |= ASI_TRIP_FLUSH_L1D;
+	if (boot_cpu_has_bug(X86_BUG_MDS) || boot_cpu_has_bug(X86_BUG_TAA) ||
+	    boot_cpu_has_bug(X86_BUG_MMIO_STALE_DATA) ||
+	    boot_cpu_has_bug(X86_BUG_RFDS) || boot_cpu_has_bug(X86_BUG_TSA))
+		mask |= ASI_TRIP_FLUSH_VERW;
+	return mask;
+}
+
+/**
+ * asi_flush_setup() - choose what a trip asks for, and map what it needs
+ * @core: the core instance, mapped in every restricted table
+ *
+ * Return: 0, or -ENOMEM when the software L1D flush's buffer could not be
+ * allocated or mapped.
+ */
+int asi_flush_setup(struct asi *core)
+{
+	unsigned int mask = asi_trip_flushes_needed() | asi_trip_flush_forced;
+	int ret;
+
+	if ((mask & ASI_TRIP_FLUSH_L1D) && !boot_cpu_has(X86_FEATURE_FLUSH_L1D)) {
+		asi_l1d_flush_buf = (void *)__get_free_pages(GFP_KERNEL | __GFP_ZERO,
+							     ASI_L1D_FLUSH_ORDER);
+		if (!asi_l1d_flush_buf)
+			return -ENOMEM;
+		ret = asi_map(core, asi_l1d_flush_buf, PAGE_SIZE << ASI_L1D_FLUSH_ORDER,
+			      ASI_PTE, "core");
+		if (ret) {
+			asi_flush_teardown();
+			return ret;
+		}
+	}
+	WRITE_ONCE(asi_trip_flush_mask, mask);
+	pr_info("after each trip out of isolation: %s%s%s%s\n",
+		mask & ASI_TRIP_FLUSH_L1D ? "L1D flush " : "",
+		!(mask & ASI_TRIP_FLUSH_L1D) ? "" :
+		asi_l1d_flush_buf ? "(software), " : "(MSR), ",
+		mask & ASI_TRIP_FLUSH_VERW ? "VERW" : "",
+		mask ? "" : "nothing to clear on this CPU");
+	return 0;
+}
+
+/**
+ * asi_flush_teardown() - free what asi_flush_setup() took
+ *
+ * After the core instance, which mapped the buffer, is gone.
+ */
+void asi_flush_teardown(void)
+{
+	WRITE_ONCE(asi_trip_flush_mask, 0);
+	if (asi_l1d_flush_buf)
+		free_pages((unsigned long)asi_l1d_flush_buf, ASI_L1D_FLUSH_ORDER);
+	asi_l1d_flush_buf = NULL;
+}
+
+/**
+ * asi_trip_flushes() - what a trip asks for on this machine
+ *
+ * Return: ASI_TRIP_FLUSH_* bits.
+ */
+unsigned int asi_trip_flushes(void)
+{
+	return READ_ONCE(asi_trip_flush_mask);
+}
+EXPORT_SYMBOL_NS_GPL(asi_trip_flushes, ASI);
+
+/* Read the buffer twice L1D's size: first into the TLB, then the cache. */
+static __always_inline void asi_l1d_flush_sw(void)
+{
+	unsigned long size = PAGE_SIZE << ASI_L1D_FLUSH_ORDER, off;
+	const u8 *buf = asi_l1d_flush_buf;
+	unsigned int eax = 0, ebx, ecx = 0, edx;
+
+	for (off = 0; off < size; off += PAGE_SIZE)
+		(void)READ_ONCE(buf[off]);
+	/* Serialise, so that the fill below does not start early. */
+	asm volatile("cpuid" : "+a" (eax), "=b" (ebx), "+c" (ecx), "=d" (edx) :: "memory");
+	for (off = 0; off < size; off += L1_CACHE_BYTES)
+		(void)READ_ONCE(buf[off]);
+	asm volatile("lfence" ::: "memory");
+}
+
+/**
+ * __asi_flush_trip() - clear what trips since the last call left in the core
+ *
+ * Through asi_flush_trip(), with interrupts off.  Nothing when there was no
+ * trip since the last call on this CPU.
+ */
+noinstr void __asi_flush_trip(void)
+{
+	struct asi_stats *s = this_cpu_ptr(&asi_cpu.stats);
+	unsigned int mask;
+
+	if (!this_cpu_read(asi_trip))
+		return;
+	this_cpu_write(asi_trip, false);
+	s->trips_flushed++;
+	mask = READ_ONCE(asi_trip_flush_mask);
+	if (mask & ASI_TRIP_FLUSH_L1D) {
+		if (static_cpu_has(X86_FEATURE_FLUSH_L1D)) {
+			native_wrmsrl(MSR_IA32_FLUSH_CMD, L1D_FLUSH);
+			s->flush_l1d_msr++;
+		} else {
+			asi_l1d_flush_sw();
+			s->flush_l1d_sw++;
+		}
+	}
+	if (mask & ASI_TRIP_FLUSH_VERW) {
+		x86_clear_cpu_buffers();
+		s->flush_verw++;
+	}
+}
+EXPORT_SYMBOL_NS_GPL(__asi_flush_trip, ASI);
