@@ -71,8 +71,10 @@ def parse_args():
                    'CPU model (corei7_haswell_4770: VMX; trinity_apu: SVM with NRIP save)')
     p.add_argument('--smp', type=int, help='vCPUs (QEMU: 2, Bochs: 1)')
     p.add_argument('--threads', type=int, default=1,
-                   help='Bochs: SMT threads per core, the --smp CPUs being the cores '
-                   '(2: sibling threads, count=1:N:2)')
+                   help='SMT threads per core, the --smp CPUs being the cores '
+                   '(2: sibling threads; Bochs count=1:N:2, QEMU -smp '
+                   '2N,sockets=1,cores=N,threads=2, which AMD models show only with '
+                   'topoext)')
     p.add_argument('--mem', help='memory (QEMU: 2G, Bochs: 1G)')
     p.add_argument('--tcg-thread', choices=('multi', 'single'),
                    help='QEMU TCG threading: one host thread per vCPU, or one for all '
@@ -114,6 +116,7 @@ class Qemu:
 
     def __init__(self, a, log_dir):
         binary, machine, console = QEMU[a.arch]
+        self.a = a
         self.cpu = a.cpu or ('qemu64,+svm,+npt' if a.arch == 'x86_64' else 'max,pauth-impdef=on')
         self.smp = a.smp or 2
         # x86_64: QEMU 7.2 with one thread per vCPU now and then runs stale
@@ -121,12 +124,19 @@ class Qemu:
         # nested-paging guests of 4 vCPUs; both go away with one thread.
         thread = a.tcg_thread or ('single' if a.arch == 'x86_64' else 'multi')
         self.cmd = [a.qemu or binary, *machine, '-accel', f'tcg,thread={thread}', '-cpu', self.cpu,
-                    '-smp', str(self.smp), '-m', a.mem or '2G', '-kernel', a.kernel,
+                    '-smp', self.topology(), '-m', a.mem or '2G', '-kernel', a.kernel,
                     '-initrd', a.initrd, '-append', kernel_append(a, console),
                     '-display', 'none', '-monitor', 'none', '-serial', 'stdio', '-no-reboot']
         if a.gdb:
             self.cmd += ['-s', '-S']
         self.proc = None
+
+    def topology(self):
+        """-smp: the vCPUs, or cores of sibling threads in one socket."""
+        t = self.a.threads
+        if t > 1:
+            return f'{self.smp * t},sockets=1,cores={self.smp},threads={t}'
+        return str(self.smp)
 
     def version(self):
         out = subprocess.run([self.cmd[0], '--version'], capture_output=True, text=True).stdout
