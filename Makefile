@@ -6,7 +6,9 @@
 #   make check           build both architectures and run every test
 #   make check-qemu      is an outer QEMU fit for make check [QEMU=binary]
 #   make bench           what isolation costs per exit class (off against on),
-#                        on QEMU SVM, Bochs VMX and Bochs SVM+NRIP [MODELS=...]
+#                        on QEMU SVM, Bochs VMX and Bochs SVM+NRIP, two SMT
+#                        cores (Bochs VMX, QEMU EPYC); on Bochs VMX also
+#                        against flushing L1D on every VM-entry [MODELS=...]
 #   make series          the series as git format-patch output in build/series/
 #   make check-series    checkpatch, sparse, W=1, kernel-doc, a build after each patch
 #   make cross-check     KVM still builds on arm64, riscv64, s390x, powerpc64le, mips64
