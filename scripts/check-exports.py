@@ -6,8 +6,8 @@ export, and what they build, read from a built x86_64 object directory.
 Every export is namespaced (the layer's to ASI, KVM's own to KVM) and
 called by a KVM module; none is per-CPU or other writable data (a static
 key excepted) and none is entry code (.noinstr.text: the helpers that write
-CR3 for NMI, #MC, #DB and page faults), but for the trip's flushes, which
-VM-entry's noinstr code calls.  Known symbols must be read as what they
+CR3 for NMI, #MC, #DB and page faults), but for the trip's flushes and
+whether they cover L1D, which VM-entry's noinstr code calls.  Known symbols must be read as what they
 are, and a planted export of each kind must be caught, or the checks could
 not fail.
 
@@ -36,7 +36,7 @@ ANCHORS = [('asi_enter', ('.text',), 'F'), ('asi_enabled_key', ('.data', '.bss')
 # Writable data that may be exported: a static key, which modules only test.
 DATA_ALLOWED = {'asi_enabled_key'}
 # noinstr code that may be exported: what VM-entry's noinstr code calls.
-NOINSTR_ALLOWED = {'__asi_flush_trip'}
+NOINSTR_ALLOWED = {'__asi_flush_trip', '__asi_covers_l1d'}
 # What CONFIG_ADDRESS_SPACE_ISOLATION_DEBUG alone builds.
 DEBUG_SYMBOLS = ['asi_audit', 'asi_find', 'asi_maps_any', 'asi_maps_allocation',
                  'asi_ranges_show', 'asi_show_summary', 'asi_ptdump', 'asi_arm_canary',

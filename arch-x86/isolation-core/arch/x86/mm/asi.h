@@ -245,6 +245,7 @@ void *asi_irq_stack(int cpu);
 int asi_smt_setup(void);
 void asi_smt_teardown(void);
 void __asi_smt_leave(struct asi_cpu *c);
+void __asi_smt_host_done(struct asi_cpu *c, u8 state);
 void asi_smt_check_entry(struct asi_cpu *c);
 
 /* asi_flush.c */

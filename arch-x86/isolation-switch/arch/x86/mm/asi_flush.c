@@ -17,7 +17,8 @@
  *  - VERW where MDS, TAA, MMIO stale data, RFDS or TSA apply.
  *
  * asi_flush=l1d,verw (either or both) adds what the CPU's bugs do not ask
- * for.  Each action performed is counted by kind, and each trip taken.
+ * for; with mitigations=off they ask for nothing.  Each action performed
+ * is counted by kind, and each trip taken.
  *
  * Predictors are not this file's business: isolation changes nothing in
  * what a guest could train that the host then uses, since the kernel's own
@@ -27,7 +28,7 @@
 
 #define pr_fmt(fmt) "asi: " fmt
 
-#include <linux/cache.h>
+#include <linux/cpu.h>
 #include <linux/cpufeature.h>
 #include <linux/gfp.h>
 #include <linux/init.h>
@@ -41,6 +42,8 @@
 
 /* Twice a 32 KiB L1D: its replacement is not exactly LRU. */
 #define ASI_L1D_FLUSH_ORDER	4
+/* The L1D's line; L1_CACHE_BYTES may be larger, and would skip lines. */
+#define ASI_L1D_LINE		64
 
 /* The actions a trip asks for: ASI_TRIP_FLUSH_*, read while isolated. */
 static unsigned int asi_trip_flush_mask __asi_data;
@@ -51,25 +54,34 @@ static void *asi_l1d_flush_buf __asi_data;
 
 static int __init asi_flush_parse(char *arg)
 {
+	unsigned int mask = 0;
 	char *opt;
 
+	if (!arg)
+		return -EINVAL;
 	while ((opt = strsep(&arg, ",")) != NULL) {
 		if (!strcmp(opt, "l1d"))
-			asi_trip_flush_forced |= ASI_TRIP_FLUSH_L1D;
+			mask |= ASI_TRIP_FLUSH_L1D;
 		else if (!strcmp(opt, "verw"))
-			asi_trip_flush_forced |= ASI_TRIP_FLUSH_VERW;
+			mask |= ASI_TRIP_FLUSH_VERW;
 		else
 			return -EINVAL;
 	}
+	asi_trip_flush_forced = mask;
 	return 0;
 }
 early_param("asi_flush", asi_flush_parse);
 
-/* What this CPU's bugs ask to clear after host code ran on the core. */
+/*
+ * What this CPU's bugs ask to clear after host code ran on the core;
+ * nothing with mitigations=off, as for the kernel's own flushes.
+ */
 static unsigned int asi_trip_flushes_needed(void)
 {
 	unsigned int mask = 0;
 
+	if (cpu_mitigations_off())
+		return 0;
 	if (boot_cpu_has_bug(X86_BUG_L1TF))
 		mask |= ASI_TRIP_FLUSH_L1D;
 	if (boot_cpu_has_bug(X86_BUG_MDS) || boot_cpu_has_bug(X86_BUG_TAA) ||
@@ -89,19 +101,20 @@ static unsigned int asi_trip_flushes_needed(void)
 int asi_flush_setup(struct asi *core)
 {
 	unsigned int mask = asi_trip_flushes_needed() | asi_trip_flush_forced;
-	int ret;
+	int i, ret;
 
 	if ((mask & ASI_TRIP_FLUSH_L1D) && !boot_cpu_has(X86_FEATURE_FLUSH_L1D)) {
-		asi_l1d_flush_buf = (void *)__get_free_pages(GFP_KERNEL | __GFP_ZERO,
-							     ASI_L1D_FLUSH_ORDER);
+		asi_l1d_flush_buf = (void *)__get_free_pages(GFP_KERNEL, ASI_L1D_FLUSH_ORDER);
 		if (!asi_l1d_flush_buf)
 			return -ENOMEM;
+		/* Pages of their own content, that nothing merges into one. */
+		for (i = 0; i < 1 << ASI_L1D_FLUSH_ORDER; i++)
+			memset(asi_l1d_flush_buf + i * PAGE_SIZE, i + 1, PAGE_SIZE);
+		/* On failure, the caller frees it once the core is gone. */
 		ret = asi_map(core, asi_l1d_flush_buf, PAGE_SIZE << ASI_L1D_FLUSH_ORDER,
 			      ASI_PTE, "core");
-		if (ret) {
-			asi_flush_teardown();
+		if (ret)
 			return ret;
-		}
 	}
 	WRITE_ONCE(asi_trip_flush_mask, mask);
 	pr_info("after each trip out of isolation: %s%s%s%s\n",
@@ -116,7 +129,8 @@ int asi_flush_setup(struct asi *core)
 /**
  * asi_flush_teardown() - free what asi_flush_setup() took
  *
- * After the core instance, which mapped the buffer, is gone.
+ * After the core instance, which mapped the buffer, is gone; also when
+ * asi_flush_setup() failed.
  */
 void asi_flush_teardown(void)
 {
@@ -137,6 +151,24 @@ unsigned int asi_trip_flushes(void)
 }
 EXPORT_SYMBOL_NS_GPL(asi_trip_flushes, ASI);
 
+/**
+ * __asi_covers_l1d() - will the trip's flushes flush L1D before this entry?
+ *
+ * Through asi_covers_l1d().  True on a CPU that is isolated now, where
+ * trips ask for the L1D flush: whatever host code ran on the core since
+ * this CPU's last VM-entry marked a trip then (its leave, an NMI, #MC or
+ * #DB, a sibling's host code), so a hypervisor's own conditional L1D
+ * flush would flush a second time.
+ *
+ * Return: true when the hypervisor may skip its conditional flush.
+ */
+noinstr bool __asi_covers_l1d(void)
+{
+	return this_cpu_read(asi_cpu.cr3) &&
+	       (READ_ONCE(asi_trip_flush_mask) & ASI_TRIP_FLUSH_L1D);
+}
+EXPORT_SYMBOL_NS_GPL(__asi_covers_l1d, ASI);
+
 /* Read the buffer twice L1D's size: first into the TLB, then the cache. */
 static __always_inline void asi_l1d_flush_sw(void)
 {
@@ -148,7 +180,7 @@ static __always_inline void asi_l1d_flush_sw(void)
 		(void)READ_ONCE(buf[off]);
 	/* Serialise, so that the fill below does not start early. */
 	asm volatile("cpuid" : "+a" (eax), "=b" (ebx), "+c" (ecx), "=d" (edx) :: "memory");
-	for (off = 0; off < size; off += L1_CACHE_BYTES)
+	for (off = 0; off < size; off += ASI_L1D_LINE)
 		(void)READ_ONCE(buf[off]);
 	asm volatile("lfence" ::: "memory");
 }
@@ -158,14 +190,16 @@ static __always_inline void asi_l1d_flush_sw(void)
  *
  * Through asi_flush_trip(), with interrupts off.  Nothing when there was no
  * trip since the last call on this CPU.
+ *
+ * Return: whether there was one.
  */
-noinstr void __asi_flush_trip(void)
+noinstr bool __asi_flush_trip(void)
 {
 	struct asi_stats *s = this_cpu_ptr(&asi_cpu.stats);
 	unsigned int mask;
 
 	if (!this_cpu_read(asi_trip))
-		return;
+		return false;
 	this_cpu_write(asi_trip, false);
 	s->trips_flushed++;
 	mask = READ_ONCE(asi_trip_flush_mask);
@@ -182,5 +216,6 @@ noinstr void __asi_flush_trip(void)
 		x86_clear_cpu_buffers();
 		s->flush_verw++;
 	}
+	return true;
 }
 EXPORT_SYMBOL_NS_GPL(__asi_flush_trip, ASI);

@@ -16,9 +16,10 @@
  * out, and its user retries.  Each side writes, then reads the other's
  * word, with a full barrier between: at least one sees the other.
  *
- * Each move to full mappings also marks a trip on every sibling
- * (asi_flush_trip()): the host data now in the core's caches must be
- * flushed before any of its threads runs guest code again.
+ * A thread that stops running host code (it enters isolation, halts, or
+ * returns from a trip) marks a trip on every sibling (asi_flush_trip()):
+ * the host data now in the core's caches must be flushed before any of
+ * its threads runs guest code again.
  *
  * The sibling handling is on when SMT is active at set-up, unless
  * asi_smt=off; without SMT it costs a patched-out branch.  What runs on an
@@ -184,9 +185,9 @@ static noinstr void asi_smt_wait(struct asi_cpu *c, unsigned int s)
  * __asi_smt_leave() - this thread moves to full mappings
  * @c: this CPU's state
  *
- * With interrupts off, before any host code runs: every sibling is marked
- * for a flush before its next guest entry, and with sibling handling on,
- * none is left in guest mode.
+ * With interrupts off, before any host code runs: with sibling handling
+ * on, no sibling is left in guest mode.  The siblings' flushes are marked
+ * when the host code is done (__asi_smt_host_done()).
  */
 noinstr void __asi_smt_leave(struct asi_cpu *c)
 {
@@ -197,7 +198,6 @@ noinstr void __asi_smt_leave(struct asi_cpu *c)
 	smp_mb();
 	for (i = 0; i < c->nr_siblings; i++) {
 		s = c->siblings[i];
-		WRITE_ONCE(per_cpu(asi_trip, s), true);
 		if (asi_smt_stun)
 			asi_smt_wait(c, s);
 #ifdef CONFIG_ADDRESS_SPACE_ISOLATION_DEBUG
@@ -210,6 +210,29 @@ noinstr void __asi_smt_leave(struct asi_cpu *c)
 #endif
 	}
 	WRITE_ONCE(c->smt_state, ASI_SMT_OUT);
+}
+
+/**
+ * __asi_smt_host_done() - this thread stops running host code
+ * @c: this CPU's state
+ * @state: what it runs now: ASI_SMT_IN, ASI_SMT_IDLE, or what a trip
+ *	interrupted
+ *
+ * Marks a trip on every sibling, which flushes before its next guest
+ * entry.  Not at the start of host code: a sibling could take that mark
+ * with a flush in the window before it saw this thread leaving, then
+ * enter guest mode again once the host code is done, with nothing
+ * flushed.
+ */
+noinstr void __asi_smt_host_done(struct asi_cpu *c, u8 state)
+{
+	unsigned int i;
+
+	for (i = 0; i < c->nr_siblings; i++)
+		WRITE_ONCE(per_cpu(asi_trip, c->siblings[i]), true);
+	/* The marks before the state: a sibling that sees it sees them. */
+	smp_wmb();
+	WRITE_ONCE(c->smt_state, state);
 }
 
 /**
@@ -301,7 +324,7 @@ void asi_smt_check_entry(struct asi_cpu *c)
 noinstr void asi_idle_enter(void)
 {
 	if (static_branch_unlikely(&asi_smt_key))
-		this_cpu_write(asi_cpu.smt_state, ASI_SMT_IDLE);
+		__asi_smt_host_done(this_cpu_ptr(&asi_cpu), ASI_SMT_IDLE);
 }
 
 /**

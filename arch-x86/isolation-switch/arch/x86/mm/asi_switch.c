@@ -38,6 +38,7 @@
 #include <linux/spinlock.h>
 
 #include <asm/hardirq.h>
+#include <asm/msr.h>
 #include <asm/asi_debug.h>
 #include <asm/tlbflush.h>
 
@@ -159,9 +160,15 @@ void asi_enter(struct asi *asi)
 	barrier();
 	native_write_cr3(cr3 | (noflush ? X86_CR3_PCID_NOFLUSH : 0));
 	c->switching = false;
+	/*
+	 * Host code ran on this thread since it last left: the next VM-entry
+	 * flushes, the first one after set-up too; and so does each
+	 * sibling's, which may have flushed while this thread was leaving.
+	 */
+	this_cpu_write(asi_trip, true);
 	/* From here only @asi's data is in reach: siblings may run its guest. */
 	if (static_branch_unlikely(&asi_smt_key))
-		WRITE_ONCE(c->smt_state, ASI_SMT_IN);
+		__asi_smt_host_done(c, ASI_SMT_IN);
 	c->stats.enters++;
 out:
 	local_irq_restore(flags);
@@ -187,6 +194,11 @@ static void asi_leave(struct asi_cpu *c, enum asi_exit_why why)
 	c->asi = NULL;
 	c->table = 0;
 	c->switching = false;
+	/* A held entry given up: its time ends here. */
+	if (unlikely(c->smt_held_since)) {
+		c->stats.smt_held_cycles += rdtsc() - c->smt_held_since;
+		c->smt_held_since = 0;
+	}
 	if (why == ASI_EXIT_INTERRUPT)
 		c->stats.interrupt_exits++;
 	else if (why == ASI_EXIT_FAULT)
@@ -305,10 +317,11 @@ noinstr void __asi_paranoid_exit(unsigned long token)
 
 	if (cr3) {
 		native_write_cr3(cr3 | asi_noflush());
-		__asi_flush_trip();
+		if (__asi_flush_trip())
+			this_cpu_inc(asi_cpu.stats.paranoid_flushed);
 	}
 	if (token & ASI_PARANOID_SMT_MASK)
-		WRITE_ONCE(this_cpu_ptr(&asi_cpu)->smt_state, token >> ASI_PARANOID_SMT_SHIFT);
+		__asi_smt_host_done(this_cpu_ptr(&asi_cpu), token >> ASI_PARANOID_SMT_SHIFT);
 }
 
 /**
@@ -392,6 +405,7 @@ void asi_get_stats(struct asi_stats *sum)
 		sum->flush_l1d_sw += READ_ONCE(s->flush_l1d_sw);
 		sum->flush_verw += READ_ONCE(s->flush_verw);
 		sum->paranoid_trips += READ_ONCE(s->paranoid_trips);
+		sum->paranoid_flushed += READ_ONCE(s->paranoid_flushed);
 		sum->tlb_flushes += READ_ONCE(s->tlb_flushes);
 		sum->flush_ipis += READ_ONCE(s->flush_ipis);
 		sum->smt_holds += READ_ONCE(s->smt_holds);

@@ -64,6 +64,7 @@ static int iso_stats_show(struct seq_file *m, void *v)
 	seq_printf(m, "flush_l1d_sw %llu\n", s.flush_l1d_sw);
 	seq_printf(m, "flush_verw %llu\n", s.flush_verw);
 	seq_printf(m, "paranoid_trips %llu\n", s.paranoid_trips);
+	seq_printf(m, "paranoid_flushed %llu\n", s.paranoid_flushed);
 	seq_printf(m, "tlb_flushes %llu\n", s.tlb_flushes);
 	seq_printf(m, "flush_ipis %llu\n", s.flush_ipis);
 #ifdef CONFIG_ADDRESS_SPACE_ISOLATION_DEBUG

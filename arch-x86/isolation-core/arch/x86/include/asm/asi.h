@@ -43,7 +43,8 @@ struct asi_stats {
 	u64 flush_l1d_msr;	/* ... and flushed L1D with IA32_FLUSH_CMD, */
 	u64 flush_l1d_sw;	/* ... or by reading a buffer, */
 	u64 flush_verw;		/* ... and cleared the CPU buffers */
-	u64 paranoid_trips;	/* NMI, #MC, #DB taken while isolated */
+	u64 paranoid_trips;	/* NMI, #MC, #DB taken while isolated, */
+	u64 paranoid_flushed;	/* ... whose return flushed their trip */
 	u64 tlb_flushes;	/* entries that flushed the restricted PCID */
 	u64 flush_ipis;		/* IPIs for an unmap in the loaded instance */
 #ifdef CONFIG_ADDRESS_SPACE_ISOLATION_DEBUG
@@ -260,7 +261,7 @@ static __always_inline void asi_paranoid_exit(unsigned long cr3)
 #define ASI_TRIP_FLUSH_VERW	BIT(1)
 
 unsigned int asi_trip_flushes(void);
-void __asi_flush_trip(void);
+bool __asi_flush_trip(void);
 
 /**
  * asi_flush_trip() - clear what host code left in the core since last asked
@@ -277,6 +278,14 @@ static __always_inline void asi_flush_trip(void)
 {
 	if (asi_enabled())
 		__asi_flush_trip();
+}
+
+bool __asi_covers_l1d(void);
+
+/* Will asi_flush_trip() flush L1D before this VM-entry if it must? */
+static __always_inline bool asi_covers_l1d(void)
+{
+	return asi_enabled() && __asi_covers_l1d();
 }
 
 /* CR3 while this CPU is isolated, 0 when not. */
@@ -331,6 +340,8 @@ static __always_inline unsigned long asi_cr3(void) { return 0; }
 static __always_inline void asi_flush_trip(void) {}
 
 static inline unsigned int asi_trip_flushes(void) { return 0; }
+
+static __always_inline bool asi_covers_l1d(void) { return false; }
 
 static inline bool asi_guest_enter(void) { return true; }
 
