@@ -164,6 +164,19 @@ bool cpu_has_flag(const char *flag)
 	return found;
 }
 
+bool cpus_0_1_siblings(char *list, size_t len)
+{
+	FILE *f = fopen("/sys/devices/system/cpu/cpu0/topology/thread_siblings_list", "r");
+
+	if (!f)
+		return false;
+	if (!fgets(list, len, f))
+		list[0] = 0;
+	fclose(f);
+	list[strcspn(list, "\n")] = 0;
+	return !strcmp(list, "0-1") || !strcmp(list, "0,1");
+}
+
 void kvm_missing(void)
 {
 	const char *ext = cpu_has_flag("vmx") ? "vmx" : cpu_has_flag("svm") ? "svm" : NULL;

@@ -20,6 +20,12 @@
  * sibling handling on, the wake-up also kicks vCPU 0 out of guest mode,
  * and the interrupt is a trip of its own, which would hide a missing
  * mark.)
+ *
+ * With the sibling handling on, also two VMs, one vCPU each, on the two
+ * threads: each holds the other's entries while it is on its own table,
+ * and only the holder's backoff (it leaves and sleeps after enough held
+ * entries in a row) lets the other in.  Both must make progress, and the
+ * checker must count no violation.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -35,6 +41,7 @@
 #include "x86_guest.h"
 
 #define STOP_GPA	0x8000UL
+#define LOOPS_GPA	0x8004UL	/* vCPU 0's loop count */
 #define RUN_SECONDS	3
 
 /* %rsi: the vCPU's index, set by the host. */
@@ -43,6 +50,7 @@ GUEST_CODE(smt_guest,
 	"jnz 2f\n"
 	/* vCPU 0: exits handled inside isolation. */
 	"1: inb $0x21, %al\n"
+	"incl 0x8004\n"
 	"cmpl $0, 0x8000\n"
 	"je 1b\n"
 	"out %eax, $0xe0\n"
@@ -89,6 +97,51 @@ static void *sleeper(void *arg)
 		(*wakeups)++;
 	}
 	return NULL;
+}
+
+/* One vCPU of each of two VMs on the two threads; false if they could not run. */
+static bool two_vms_phase(void)
+{
+	struct vcpu_thread t[2];
+	struct iso_stats s0, s1;
+	uint32_t loops[2];
+	struct guest g[2];
+	pthread_t th[2];
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		if (guest_create(&g[i], smt_guest_start, smt_guest_end - smt_guest_start) ||
+		    ioctl(g[i].vm_fd, KVM_CREATE_IRQCHIP, 0) || guest_add_vcpu(&g[i]) != 0)
+			return false;
+	}
+	iso_read_stats(&s0);
+	for (i = 0; i < 2; i++) {
+		t[i] = (struct vcpu_thread) { .g = &g[i], .vcpu = 0, .cpu = i };
+		pthread_create(&th[i], NULL, run_vcpu, &t[i]);
+	}
+	sleep(2);
+	for (i = 0; i < 2; i++)
+		*(volatile uint32_t *)(g[i].ram + STOP_GPA) = 1;
+	for (i = 0; i < 2; i++)
+		pthread_join(th[i], NULL);
+	iso_read_stats(&s1);
+	for (i = 0; i < 2; i++) {
+		loops[i] = *(volatile uint32_t *)(g[i].ram + LOOPS_GPA);
+		guest_destroy(&g[i]);
+	}
+	ktap_diag("two VMs on one core, 2 s: %u and %u PIC reads; holds %lld, kicks %lld; violations at entry %lld, at leave %lld",
+		  loops[0], loops[1],
+		  (long long)(iso_stat(&s1, "smt_holds") - iso_stat(&s0, "smt_holds")),
+		  (long long)(iso_stat(&s1, "smt_kicks") - iso_stat(&s0, "smt_kicks")),
+		  (long long)(iso_stat(&s1, "smt_violations") - iso_stat(&s0, "smt_violations")),
+		  (long long)(iso_stat(&s1, "smt_leave_violations") -
+			      iso_stat(&s0, "smt_leave_violations")));
+	ktap_result(t[0].done && t[1].done && loops[0] > 0 && loops[1] > 0,
+		    "two_vms_on_one_core_both_ran");
+	ktap_result(iso_stat(&s1, "smt_violations") == iso_stat(&s0, "smt_violations") &&
+		    iso_stat(&s1, "smt_leave_violations") == iso_stat(&s0, "smt_leave_violations"),
+		    "two_vms_on_one_core_no_violation");
+	return true;
 }
 
 /* vCPU 0 alone beside an idling and waking sibling; false if it could not run. */
@@ -149,20 +202,6 @@ static void *run_vcpu(void *arg)
 	return NULL;
 }
 
-/* Are CPUs 0 and 1 the two threads of one core? */
-static bool cpus_0_1_siblings(char *list, size_t len)
-{
-	FILE *f = fopen("/sys/devices/system/cpu/cpu0/topology/thread_siblings_list", "r");
-
-	if (!f)
-		return false;
-	if (!fgets(list, len, f))
-		list[0] = 0;
-	fclose(f);
-	list[strcspn(list, "\n")] = 0;
-	return !strcmp(list, "0-1") || !strcmp(list, "0,1");
-}
-
 int main(void)
 {
 	struct vcpu_thread t[2];
@@ -194,7 +233,7 @@ int main(void)
 		if (ioctl(g.vcpu[i].fd, KVM_SET_REGS, &regs))
 			ktap_skip_all("KVM_SET_REGS: %s", strerror(errno));
 	}
-	ktap_plan(control ? 3 : 7);
+	ktap_plan(control ? 3 : 9);
 	if (!iso_read_stats(&s0)) {
 		ktap_result(0, "stats_readable # cannot read " ISO_DIR "/stats");
 		return ktap_exit_code();
@@ -243,6 +282,10 @@ int main(void)
 		ktap_result(inside > 0, "vcpu_0_ran_inside_isolation");
 	}
 	guest_destroy(&g);
+	if (!control && !two_vms_phase()) {
+		ktap_result(0, "two_vms_on_one_core_both_ran # cannot create the VMs");
+		ktap_result(0, "two_vms_on_one_core_no_violation # cannot create the VMs");
+	}
 	if (control && !idle_sibling_phase())
 		ktap_result(0, "a_waking_siblings_trips_flushed_at_vm_entry # cannot create the VM");
 	return ktap_exit_code();
