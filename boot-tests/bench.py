@@ -40,6 +40,15 @@ def spread(values):
     return (min(values), max(values)) if values else (0.0, 0.0)
 
 
+def ibpb_per_1000(r):
+    """IBPBs per 1000 VM-exits where the kernel asks one after each VM-exit:
+    one per VM-exit that did not defer it, one per move out that ran the
+    deferred ones; None where it does not ask."""
+    if not r.get('ibpb_on_vmexit'):
+        return None
+    return 1000.0 * (r['vmexits'] - r['ibpb_deferred'] + r['flush_ibpb']) / r['vmexits']
+
+
 def summarize(off, on):
     key = lambda r: (r['kind'], r['class'], r['vms'], r['vcpus'], r['rep'])
     offs = {key(r): r for r in off}
@@ -63,15 +72,18 @@ def summarize(off, on):
             'holds_per_1000': 1000.0 * r['smt_holds'] / r['vmexits'],
             'held_us_per_1000': 1000.0 * r['smt_held_us'] / r['vmexits'],
             'kicks_per_1000': 1000.0 * r['smt_kicks'] / r['vmexits'],
+            'ibpb_off_per_1000': ibpb_per_1000(o),
+            'ibpb_per_1000': ibpb_per_1000(r),
         })
     summary = []
     for (kind, cls, vms, vcpus), g in groups.items():
         row = {'kind': kind, 'class': cls, 'vms': vms, 'vcpus': vcpus, 'pairs': len(g)}
         for f in ('rate_off', 'rate_on', 'ratio', 'enters_per_1000', 'exits_per_1000',
                   'trips_per_1000', 'l1d_per_1000', 'verw_per_1000', 'l1d_off_per_1000',
-                  'inside_share', 'holds_per_1000', 'held_us_per_1000', 'kicks_per_1000'):
-            vals = [p[f] for p in g]
-            row[f] = med(vals)
+                  'inside_share', 'holds_per_1000', 'held_us_per_1000', 'kicks_per_1000',
+                  'ibpb_off_per_1000', 'ibpb_per_1000'):
+            vals = [p[f] for p in g if p[f] is not None]
+            row[f] = med(vals) if vals else None
             row[f + '_spread'] = spread(vals)
         row['faults'] = sum(p['faults'] for p in g)
         summary.append(row)
@@ -83,11 +95,14 @@ def summarize(off, on):
 
 def table(summary):
     smt = any(r['holds_per_1000'] or r['kicks_per_1000'] for r in summary)
+    ibpb = any(r['ibpb_per_1000'] is not None for r in summary)
     head = (f'{"class":<12} {"VMs":>3} {"vCPU":>4} {"exits/s off":>12} {"exits/s on":>11} '
             f'{"on/off":>15} {"enter/1k":>8} {"exit/1k":>8} {"faults":>6} {"trip/1k":>7} '
             f'{"L1D/1k":>7} {"VERW/1k":>7} {"inside":>6}')
     if smt:
         head += f' {"hold/1k":>8} {"held us/1k":>10} {"kick/1k":>7}'
+    if ibpb:
+        head += f' {"IBPB/1k off":>11} {"IBPB/1k on":>10}'
     lines = [head, '-' * len(head)]
     kind = None
     for r in summary:
@@ -101,7 +116,9 @@ def table(summary):
                      f'{r["trips_per_1000"]:>7.1f} {r["l1d_per_1000"]:>7.1f} '
                      f'{r["verw_per_1000"]:>7.1f} {100 * r["inside_share"]:>5.1f}%'
                      + (f' {r["holds_per_1000"]:>8.1f} {r["held_us_per_1000"]:>10.1f} '
-                        f'{r["kicks_per_1000"]:>7.1f}' if smt else ''))
+                        f'{r["kicks_per_1000"]:>7.1f}' if smt else '')
+                     + (f' {r["ibpb_off_per_1000"] or 0:>11.1f} {r["ibpb_per_1000"] or 0:>10.1f}'
+                        if ibpb else ''))
     return '\n'.join(lines)
 
 

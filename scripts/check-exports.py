@@ -36,7 +36,7 @@ ANCHORS = [('asi_enter', ('.text',), 'F'), ('asi_enabled_key', ('.data', '.bss')
 # Writable data that may be exported: a static key, which modules only test.
 DATA_ALLOWED = {'asi_enabled_key'}
 # noinstr code that may be exported: what VM-entry's noinstr code calls.
-NOINSTR_ALLOWED = {'__asi_flush_trip', '__asi_covers_l1d'}
+NOINSTR_ALLOWED = {'__asi_flush_trip', '__asi_covers_l1d', 'asi_vmexit_ibpb'}
 # What CONFIG_ADDRESS_SPACE_ISOLATION_DEBUG alone builds.
 DEBUG_SYMBOLS = ['asi_audit', 'asi_find', 'asi_maps_any', 'asi_maps_allocation',
                  'asi_ranges_show', 'asi_show_summary', 'asi_ptdump', 'asi_arm_canary',

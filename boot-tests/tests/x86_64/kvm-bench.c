@@ -214,13 +214,15 @@ static int bench(const struct bench_class *c, int vms, int vcpus, double secs, i
 	       "\"iso_exits\": %lld, \"faults\": %lld, \"trips\": %lld, \"trips_flushed\": %lld, "
 	       "\"flush_l1d\": %lld, \"flush_verw\": %lld, \"vmx_l1d_flushes\": %lld, "
 	       "\"smt_holds\": %lld, \"smt_held_us\": %lld, \"smt_kicks\": %lld, "
+	       "\"ibpb_on_vmexit\": %d, \"ibpb_deferred\": %lld, \"flush_ibpb\": %lld, "
 	       "\"vmexits_inside\": %lld, \"vmexits_outside\": %lld, \"errors\": %d}\n",
 	       kind, c->name, vms, vcpus, rep, t1 - t0, exits1 - exits0, user, D("enters"),
 	       stats ? (long long)(iso_stat_sum(&s1, "exits_") - iso_stat_sum(&s0, "exits_")) : 0,
 	       D("faults"), D("trips"), D("trips_flushed"),
 	       D("flush_l1d_msr") + D("flush_l1d_sw"), D("flush_verw"),
 	       vmx_l1d0 >= 0 && vmx_l1d1 >= 0 ? vmx_l1d1 - vmx_l1d0 : 0,
-	       D("smt_holds"), D("smt_held_us"), D("smt_kicks"), D("vmexits_inside"), D("vmexits_outside"),
+	       D("smt_holds"), D("smt_held_us"), D("smt_kicks"), ibpb_on_vmexit(),
+	       D("ibpb_deferred"), D("flush_ibpb"), D("vmexits_inside"), D("vmexits_outside"),
 	       errors);
 	fflush(stdout);
 	/* Steady state touches only mapped data; fresh guest memory aside. */

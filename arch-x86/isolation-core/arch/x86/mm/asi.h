@@ -13,6 +13,7 @@
 #include <linux/xarray.h>
 
 #include <asm/asi.h>
+#include <asm/nospec-branch.h>
 
 /* A directory page an instance allocated, indexed by its pfn. */
 struct asi_ptpage {
@@ -251,6 +252,20 @@ void asi_smt_check_entry(struct asi_cpu *c);
 /* asi_flush.c */
 int asi_flush_setup(struct asi *core);
 void asi_flush_teardown(void);
+extern bool asi_defer_ibpb;
+
+/*
+ * Before a move from the restricted table to full mappings, still on it:
+ * the IBPB that the VM-exits since the last move deferred (asi_ibpb.S).
+ */
+static __always_inline void asi_ibpb_before_host(struct asi_stats *s)
+{
+	if (this_cpu_read(asi_ibpb_pending)) {
+		entry_ibpb();
+		this_cpu_write(asi_ibpb_pending, false);
+		s->flush_ibpb++;
+	}
+}
 
 #if defined(CONFIG_LOCKDEP) && !defined(CONFIG_PROVE_LOCKING)
 /* Read by every lockdep kernel; <linux/lockdep.h> declares it only for PROVE_LOCKING. */

@@ -20,10 +20,13 @@
  * for; with mitigations=off they ask for nothing.  Each action performed
  * is counted by kind, and each trip taken.
  *
- * Predictors are not this file's business: isolation changes nothing in
- * what a guest could train that the host then uses, since the kernel's own
- * mitigations on VM-exit (retpolines or IBRS, the RSB fill, the IBPB before
- * a return to user mode) stay as they are.
+ * Predictors: where the kernel runs IBPB after every VM-exit
+ * (X86_FEATURE_IBPB_ON_VMEXIT), an isolated CPU defers it to its next move
+ * to full mappings (asi_ibpb.S), which runs it, with the RSB fill
+ * entry_ibpb() adds where IBPB leaves the RSB alone, once for all the
+ * VM-exits handled inside since.  The kernel's other mitigations on
+ * VM-exit (retpolines or IBRS, its RSB fill, the IBPB before a return to
+ * user mode) stay as they are.
  */
 
 #define pr_fmt(fmt) "asi: " fmt
@@ -51,6 +54,13 @@ static unsigned int asi_trip_flush_mask __asi_data;
 static unsigned int asi_trip_flush_forced __ro_after_init;
 /* The software L1D flush's buffer, mapped in the core; NULL with the MSR. */
 static void *asi_l1d_flush_buf __asi_data;
+/* Defer the IBPB after VM-exit to the next move out (asi_ibpb.S). */
+bool asi_defer_ibpb __asi_data;
+
+DEFINE_PER_CPU_ASI(bool, asi_ibpb_defer);
+DEFINE_PER_CPU_ASI(bool, asi_ibpb_pending);
+DEFINE_PER_CPU_ASI(u64, asi_ibpb_deferred);
+EXPORT_SYMBOL_NS_GPL(asi_vmexit_ibpb, ASI);
 
 static int __init asi_flush_parse(char *arg)
 {
@@ -123,6 +133,9 @@ int asi_flush_setup(struct asi *core)
 		asi_l1d_flush_buf ? "(software), " : "(MSR), ",
 		mask & ASI_TRIP_FLUSH_VERW ? "VERW" : "",
 		mask ? "" : "nothing to clear on this CPU");
+	WRITE_ONCE(asi_defer_ibpb, boot_cpu_has(X86_FEATURE_IBPB_ON_VMEXIT));
+	if (asi_defer_ibpb)
+		pr_info("the IBPB after each VM-exit: at the next move out of isolation\n");
 	return 0;
 }
 
@@ -135,6 +148,7 @@ int asi_flush_setup(struct asi *core)
 void asi_flush_teardown(void)
 {
 	WRITE_ONCE(asi_trip_flush_mask, 0);
+	WRITE_ONCE(asi_defer_ibpb, false);
 	if (asi_l1d_flush_buf)
 		free_pages((unsigned long)asi_l1d_flush_buf, ASI_L1D_FLUSH_ORDER);
 	asi_l1d_flush_buf = NULL;
@@ -143,11 +157,11 @@ void asi_flush_teardown(void)
 /**
  * asi_trip_flushes() - what a trip asks for on this machine
  *
- * Return: ASI_TRIP_FLUSH_* bits.
+ * Return: ASI_TRIP_FLUSH_* bits, and ASI_TRIP_IBPB.
  */
 unsigned int asi_trip_flushes(void)
 {
-	return READ_ONCE(asi_trip_flush_mask);
+	return READ_ONCE(asi_trip_flush_mask) | (READ_ONCE(asi_defer_ibpb) ? ASI_TRIP_IBPB : 0);
 }
 EXPORT_SYMBOL_NS_GPL(asi_trip_flushes, ASI);
 

@@ -160,6 +160,9 @@ void asi_enter(struct asi *asi)
 	barrier();
 	native_write_cr3(cr3 | (noflush ? X86_CR3_PCID_NOFLUSH : 0));
 	c->switching = false;
+	/* The IBPB after VM-exit waits for the next move out (asi_ibpb.S). */
+	if (READ_ONCE(asi_defer_ibpb))
+		this_cpu_write(asi_ibpb_defer, true);
 	/*
 	 * Host code ran on this thread since it last left: the next VM-entry
 	 * flushes, the first one after set-up too; and so does each
@@ -184,6 +187,8 @@ static void asi_leave(struct asi_cpu *c, enum asi_exit_why why)
 	/* An NMI from here on holds the siblings too (__asi_paranoid_enter()). */
 	if (static_branch_unlikely(&asi_smt_key))
 		WRITE_ONCE(c->smt_state, ASI_SMT_LEAVING);
+	asi_ibpb_before_host(&c->stats);
+	this_cpu_write(asi_ibpb_defer, false);
 	/* Nothing flushed the kernel's PCID meanwhile: interrupts leave first. */
 	native_write_cr3(c->full_cr3 | asi_noflush());
 	/* No sibling runs guest code once the caller touches other data. */
@@ -287,6 +292,7 @@ noinstr unsigned long __asi_paranoid_enter(void)
 	u8 state = READ_ONCE(c->smt_state);
 
 	if (cr3 && __native_read_cr3() == cr3) {
+		asi_ibpb_before_host(&c->stats);
 		native_write_cr3(c->full_cr3 | asi_noflush());
 		c->stats.paranoid_trips++;
 		c->stats.trips++;
@@ -404,6 +410,8 @@ void asi_get_stats(struct asi_stats *sum)
 		sum->flush_l1d_msr += READ_ONCE(s->flush_l1d_msr);
 		sum->flush_l1d_sw += READ_ONCE(s->flush_l1d_sw);
 		sum->flush_verw += READ_ONCE(s->flush_verw);
+		sum->ibpb_deferred += READ_ONCE(per_cpu(asi_ibpb_deferred, cpu));
+		sum->flush_ibpb += READ_ONCE(s->flush_ibpb);
 		sum->paranoid_trips += READ_ONCE(s->paranoid_trips);
 		sum->paranoid_flushed += READ_ONCE(s->paranoid_flushed);
 		sum->tlb_flushes += READ_ONCE(s->tlb_flushes);
@@ -434,9 +442,11 @@ void asi_reset_stats(void)
 {
 	int cpu;
 
-	for_each_possible_cpu(cpu)
+	for_each_possible_cpu(cpu) {
 		memset(&per_cpu(asi_cpu, cpu).stats, 0,
 		       sizeof(struct asi_stats));
+		per_cpu(asi_ibpb_deferred, cpu) = 0;
+	}
 }
 EXPORT_SYMBOL_NS_GPL(asi_reset_stats, ASI);
 
@@ -622,6 +632,7 @@ noinstr bool asi_fault_switch(void)
 
 	if (!cr3 || __native_read_cr3() != cr3)
 		return false;
+	asi_ibpb_before_host(this_cpu_ptr(&asi_cpu.stats));
 	native_write_cr3(this_cpu_read(asi_cpu.full_cr3) | asi_noflush());
 	return true;
 }

@@ -58,11 +58,14 @@ static int iso_stats_show(struct seq_file *m, void *v)
 	/* What a trip asks for here, the trips, and what was done for them. */
 	seq_printf(m, "trip_flushes_l1d %d\n", !!(asi_trip_flushes() & ASI_TRIP_FLUSH_L1D));
 	seq_printf(m, "trip_flushes_verw %d\n", !!(asi_trip_flushes() & ASI_TRIP_FLUSH_VERW));
+	seq_printf(m, "trip_ibpb %d\n", !!(asi_trip_flushes() & ASI_TRIP_IBPB));
 	seq_printf(m, "trips %llu\n", s.trips);
 	seq_printf(m, "trips_flushed %llu\n", s.trips_flushed);
 	seq_printf(m, "flush_l1d_msr %llu\n", s.flush_l1d_msr);
 	seq_printf(m, "flush_l1d_sw %llu\n", s.flush_l1d_sw);
 	seq_printf(m, "flush_verw %llu\n", s.flush_verw);
+	seq_printf(m, "ibpb_deferred %llu\n", s.ibpb_deferred);
+	seq_printf(m, "flush_ibpb %llu\n", s.flush_ibpb);
 	seq_printf(m, "paranoid_trips %llu\n", s.paranoid_trips);
 	seq_printf(m, "paranoid_flushed %llu\n", s.paranoid_flushed);
 	seq_printf(m, "tlb_flushes %llu\n", s.tlb_flushes);

@@ -43,6 +43,8 @@ struct asi_stats {
 	u64 flush_l1d_msr;	/* ... and flushed L1D with IA32_FLUSH_CMD, */
 	u64 flush_l1d_sw;	/* ... or by reading a buffer, */
 	u64 flush_verw;		/* ... and cleared the CPU buffers */
+	u64 ibpb_deferred;	/* VM-exits whose IBPB waited for a move out, */
+	u64 flush_ibpb;		/* ... and the IBPBs run at such moves */
 	u64 paranoid_trips;	/* NMI, #MC, #DB taken while isolated, */
 	u64 paranoid_flushed;	/* ... whose return flushed their trip */
 	u64 tlb_flushes;	/* entries that flushed the restricted PCID */
@@ -156,6 +158,11 @@ extern bool asi_at_boot;
 DECLARE_PER_CPU_PAGE_ALIGNED(struct asi_cpu, asi_cpu);
 /* This CPU left its restricted table since the client last asked. */
 DECLARE_PER_CPU_ASI(bool, asi_trip);
+/* Isolated, with the IBPB after each VM-exit deferred (asi_vmexit_ibpb()). */
+DECLARE_PER_CPU_ASI(bool, asi_ibpb_defer);
+/* A VM-exit deferred its IBPB: the next move to full mappings runs it. */
+DECLARE_PER_CPU_ASI(bool, asi_ibpb_pending);
+DECLARE_PER_CPU_ASI(u64, asi_ibpb_deferred);
 
 /* True once asi_setup() built the core address space. */
 static __always_inline bool asi_enabled(void)
@@ -198,6 +205,8 @@ const char *asi_degraded(void);
 
 void asi_enter(struct asi *asi);
 bool asi_exit(void);
+/* After VM-exit in place of entry_ibpb(), with X86_FEATURE_IBPB_ON_VMEXIT. */
+void asi_vmexit_ibpb(void);
 bool asi_guest_enter(void);
 void asi_guest_exit(void);
 void asi_idle_enter(void);
@@ -259,6 +268,8 @@ static __always_inline void asi_paranoid_exit(unsigned long cr3)
 /* What asi_flush_trip() clears on this machine (asi_trip_flushes()). */
 #define ASI_TRIP_FLUSH_L1D	BIT(0)
 #define ASI_TRIP_FLUSH_VERW	BIT(1)
+/* ... and the move out runs the IBPB that VM-exits deferred (asi_ibpb.S). */
+#define ASI_TRIP_IBPB		BIT(2)
 
 unsigned int asi_trip_flushes(void);
 bool __asi_flush_trip(void);
