@@ -16,7 +16,8 @@
 # a second table compares it with isolation on, which flushes after trips.
 # QEMU's EPYC runs with an IBPB after every VM-exit
 # (spec_rstack_overflow=ibpb-vmexit), which isolation defers to the next
-# move out: its table counts IBPBs per 1000 VM-exits, off and on.
+# move out (asi_ibpb=defer): its table counts IBPBs per 1000 VM-exits, off
+# and on.
 #
 # usage: bench.sh [model...]      model: qemu-svm bochs-vmx bochs-svm-nrip bochs-vmx-smt qemu-epyc-smt (all)
 set -euo pipefail
@@ -33,12 +34,12 @@ declare -A WHAT=([qemu-svm]="QEMU TCG, -cpu qemu64,+svm,+npt: AMD SVM with NPT, 
 		 [bochs-vmx]="Bochs, $BOCHS_VMX: Intel VMX with EPT and VPID, 1 vCPU"
 		 [bochs-svm-nrip]="Bochs, $BOCHS_SVM_NRIP: AMD SVM with NPT and NRIP save, 1 vCPU"
 		 [bochs-vmx-smt]="Bochs, $BOCHS_VMX: Intel VMX, one core of 2 sibling threads"
-		 [qemu-epyc-smt]="QEMU TCG, -cpu EPYC-IBPB,+svm,+npt (topoext), spec_rstack_overflow=ibpb-vmexit: AMD SVM, one core of 2 sibling threads")
+		 [qemu-epyc-smt]="QEMU TCG, -cpu EPYC-IBPB,+svm,+npt (topoext), spec_rstack_overflow=ibpb-vmexit asi_ibpb=defer: AMD SVM, one core of 2 sibling threads")
 declare -A BENCH=([qemu-svm]=1,3 [bochs-vmx]=0.5,3 [bochs-svm-nrip]=0.5,3 [bochs-vmx-smt]=0.5,3
 		  [qemu-epyc-smt]=1,3)
 declare -A TOPOLOGY=([bochs-vmx-smt]="--threads 2" [qemu-epyc-smt]="--smp 1 --threads 2")
 # Kernel parameters of a model's every run.
-declare -A APPEND=([qemu-epyc-smt]=spec_rstack_overflow=ibpb-vmexit)
+declare -A APPEND=([qemu-epyc-smt]="spec_rstack_overflow=ibpb-vmexit asi_ibpb=defer")
 # Isolation off with an L1D flush on every VM-entry: where the CPU has L1TF.
 declare -A ALWAYS=([bochs-vmx]=1)
 

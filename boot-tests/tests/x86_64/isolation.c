@@ -177,15 +177,6 @@ bool cpus_0_1_siblings(char *list, size_t len)
 	return !strcmp(list, "0-1") || !strcmp(list, "0,1");
 }
 
-bool ibpb_on_vmexit(void)
-{
-	char buf[256];
-
-	/* "Mitigation: IBPB" and "Mitigation: IBPB on VMEXIT only" both do. */
-	return read_file("/sys/devices/system/cpu/vulnerabilities/spec_rstack_overflow",
-			 buf, sizeof(buf)) > 0 && !strncmp(buf, "Mitigation: IBPB", 16);
-}
-
 void kvm_missing(void)
 {
 	const char *ext = cpu_has_flag("vmx") ? "vmx" : cpu_has_flag("svm") ? "svm" : NULL;

@@ -37,8 +37,6 @@ bool cmdline_value(const char *name, char *out, size_t len);
 bool cpu_has_flag(const char *flag);
 /* Are CPUs 0 and 1 the two threads of one core?  @list: CPU 0's siblings. */
 bool cpus_0_1_siblings(char *list, size_t len);
-/* Does the kernel run IBPB after every VM-exit (SRSO's IBPB mitigations)? */
-bool ibpb_on_vmexit(void);
 /*
  * No /dev/kvm: the whole test is a skip on a CPU without VMX or SVM, and a
  * failure on one with them (KVM failed to initialise).  Does not return.

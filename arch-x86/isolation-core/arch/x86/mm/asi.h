@@ -252,6 +252,7 @@ void asi_smt_check_entry(struct asi_cpu *c);
 /* asi_flush.c */
 int asi_flush_setup(struct asi *core);
 void asi_flush_teardown(void);
+void asi_ibpb_setup(const char *degraded);
 extern bool asi_defer_ibpb;
 
 /*

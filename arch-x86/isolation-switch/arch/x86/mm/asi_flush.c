@@ -20,10 +20,10 @@
  * for; with mitigations=off they ask for nothing.  Each action performed
  * is counted by kind, and each trip taken.
  *
- * Predictors: where the kernel runs IBPB after every VM-exit
- * (X86_FEATURE_IBPB_ON_VMEXIT), an isolated CPU defers it to its next move
- * to full mappings (asi_ibpb.S), which runs it, with the RSB fill
- * entry_ibpb() adds where IBPB leaves the RSB alone, once for all the
+ * Predictors: with asi_ibpb=defer, where the kernel runs IBPB after every
+ * VM-exit (X86_FEATURE_IBPB_ON_VMEXIT), an isolated CPU defers it to its
+ * next move to full mappings (asi_ibpb.S), which runs it, with the RSB
+ * fill entry_ibpb() adds where IBPB leaves the RSB alone, once for all the
  * VM-exits handled inside since.  The kernel's other mitigations on
  * VM-exit (retpolines or IBRS, its RSB fill, the IBPB before a return to
  * user mode) stay as they are.
@@ -54,7 +54,9 @@ static unsigned int asi_trip_flush_mask __asi_data;
 static unsigned int asi_trip_flush_forced __ro_after_init;
 /* The software L1D flush's buffer, mapped in the core; NULL with the MSR. */
 static void *asi_l1d_flush_buf __asi_data;
-/* Defer the IBPB after VM-exit to the next move out (asi_ibpb.S). */
+/* asi_ibpb=defer: defer the IBPB after VM-exit to the next move out. */
+static bool asi_ibpb_defer_asked __ro_after_init;
+/* ... and it is: asked, the kernel runs one, not degraded (asi_ibpb.S). */
 bool asi_defer_ibpb __asi_data;
 
 DEFINE_PER_CPU_ASI(bool, asi_ibpb_defer);
@@ -81,6 +83,15 @@ static int __init asi_flush_parse(char *arg)
 	return 0;
 }
 early_param("asi_flush", asi_flush_parse);
+
+static int __init asi_ibpb_parse(char *arg)
+{
+	if (!arg || strcmp(arg, "defer"))
+		return -EINVAL;
+	asi_ibpb_defer_asked = true;
+	return 0;
+}
+early_param("asi_ibpb", asi_ibpb_parse);
 
 /*
  * What this CPU's bugs ask to clear after host code ran on the core;
@@ -133,10 +144,32 @@ int asi_flush_setup(struct asi *core)
 		asi_l1d_flush_buf ? "(software), " : "(MSR), ",
 		mask & ASI_TRIP_FLUSH_VERW ? "VERW" : "",
 		mask ? "" : "nothing to clear on this CPU");
-	WRITE_ONCE(asi_defer_ibpb, boot_cpu_has(X86_FEATURE_IBPB_ON_VMEXIT));
-	if (asi_defer_ibpb)
-		pr_info("the IBPB after each VM-exit: at the next move out of isolation\n");
 	return 0;
+}
+
+/**
+ * asi_ibpb_setup() - defer the IBPB after VM-exit, where asked and sound
+ * @degraded: why isolation runs degraded, or NULL
+ *
+ * With asi_ibpb=defer, where the kernel runs an IBPB after every VM-exit
+ * (X86_FEATURE_IBPB_ON_VMEXIT), an isolated CPU leaves it to its next
+ * move to full mappings.  Until then guest-trained predictions can steer
+ * the code that runs on the restricted table into anything that table
+ * maps, not only what the CPU touched: an administrator's choice, and
+ * never where isolation runs degraded (it maps host data then).
+ */
+void asi_ibpb_setup(const char *degraded)
+{
+	if (!asi_ibpb_defer_asked)
+		return;
+	if (!boot_cpu_has(X86_FEATURE_IBPB_ON_VMEXIT))
+		pr_info("asi_ibpb=defer: the kernel runs no IBPB after VM-exit, nothing to defer\n");
+	else if (degraded)
+		pr_warn("asi_ibpb=defer refused: isolation runs degraded\n");
+	else
+		WRITE_ONCE(asi_defer_ibpb, true);
+	if (asi_defer_ibpb)
+		pr_info("the IBPB after each VM-exit: at the next move out of isolation (asi_ibpb=defer; the vulnerabilities files still say \"on VMEXIT\")\n");
 }
 
 /**

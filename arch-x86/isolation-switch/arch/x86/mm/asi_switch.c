@@ -160,8 +160,11 @@ void asi_enter(struct asi *asi)
 	barrier();
 	native_write_cr3(cr3 | (noflush ? X86_CR3_PCID_NOFLUSH : 0));
 	c->switching = false;
-	/* The IBPB after VM-exit waits for the next move out (asi_ibpb.S). */
-	if (READ_ONCE(asi_defer_ibpb))
+	/*
+	 * The IBPB after VM-exit waits for the next move out (asi_ibpb.S),
+	 * unless a fault in the switch forced the full table.
+	 */
+	if (READ_ONCE(asi_defer_ibpb) && __native_read_cr3() == cr3)
 		this_cpu_write(asi_ibpb_defer, true);
 	/*
 	 * Host code ran on this thread since it last left: the next VM-entry
@@ -267,6 +270,31 @@ void __asi_unexpected(void)
 	local_irq_restore(flags);
 	WARN_ONCE(was, "asi: still isolated in %pS, left\n", __builtin_return_address(0));
 }
+
+#ifdef CONFIG_ADDRESS_SPACE_ISOLATION_DEBUG
+/**
+ * __asi_ibpb_missed() - a deferred IBPB found pending on full mappings
+ *
+ * From asi_assert_left(), with the debugging aids: a move out of isolation
+ * did not run the IBPB that VM-exits deferred (asi_ibpb.S).  Run it,
+ * count it, and warn once.
+ */
+void __asi_ibpb_missed(void)
+{
+	unsigned long flags;
+	bool was;
+
+	local_irq_save(flags);
+	was = this_cpu_read(asi_ibpb_pending);
+	if (was) {
+		entry_ibpb();
+		this_cpu_write(asi_ibpb_pending, false);
+		this_cpu_inc(asi_cpu.stats.ibpb_missed);
+	}
+	local_irq_restore(flags);
+	WARN_ONCE(was, "asi: a deferred IBPB still pending in %pS\n", __builtin_return_address(0));
+}
+#endif
 
 /**
  * __asi_paranoid_enter() - move an NMI, #MC or #DB to full mappings
@@ -427,6 +455,7 @@ void asi_get_stats(struct asi_stats *sum)
 		sum->canary_faults += READ_ONCE(s->canary_faults);
 		sum->cr3_checks += READ_ONCE(s->cr3_checks);
 		sum->cr3_mismatches += READ_ONCE(s->cr3_mismatches);
+		sum->ibpb_missed += READ_ONCE(s->ibpb_missed);
 #endif
 		sum->unexpected += READ_ONCE(s->unexpected);
 	}

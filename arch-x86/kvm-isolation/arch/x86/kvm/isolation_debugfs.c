@@ -10,6 +10,7 @@
  *           debugging: it tests isolation's paths, and is tainted), or "no"
  */
 
+#include <linux/cpufeature.h>
 #include <linux/debugfs.h>
 #include <linux/math64.h>
 #include <linux/seq_file.h>
@@ -58,6 +59,7 @@ static int iso_stats_show(struct seq_file *m, void *v)
 	/* What a trip asks for here, the trips, and what was done for them. */
 	seq_printf(m, "trip_flushes_l1d %d\n", !!(asi_trip_flushes() & ASI_TRIP_FLUSH_L1D));
 	seq_printf(m, "trip_flushes_verw %d\n", !!(asi_trip_flushes() & ASI_TRIP_FLUSH_VERW));
+	seq_printf(m, "vmexit_ibpb %d\n", cpu_feature_enabled(X86_FEATURE_IBPB_ON_VMEXIT));
 	seq_printf(m, "trip_ibpb %d\n", !!(asi_trip_flushes() & ASI_TRIP_IBPB));
 	seq_printf(m, "trips %llu\n", s.trips);
 	seq_printf(m, "trips_flushed %llu\n", s.trips_flushed);
@@ -74,6 +76,7 @@ static int iso_stats_show(struct seq_file *m, void *v)
 	seq_printf(m, "canary_faults %llu\n", s.canary_faults);
 	seq_printf(m, "cr3_checks %llu\n", s.cr3_checks);
 	seq_printf(m, "cr3_mismatches %llu\n", s.cr3_mismatches);
+	seq_printf(m, "ibpb_missed %llu\n", s.ibpb_missed);
 #endif
 	seq_printf(m, "unexpected %llu\n", s.unexpected);
 	seq_printf(m, "smt_holds %llu\n", s.smt_holds);

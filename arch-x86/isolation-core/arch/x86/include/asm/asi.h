@@ -53,6 +53,7 @@ struct asi_stats {
 	u64 canary_faults;	/* reads of the test canary that faulted */
 	u64 cr3_checks;		/* exits handled inside whose CR3 was checked, */
 	u64 cr3_mismatches;	/* ... and was not the VM's table's */
+	u64 ibpb_missed;	/* deferred IBPBs found pending on full mappings */
 #endif
 	u64 unexpected;		/* left by asi_assert_left(): a caller's bug */
 	u64 smt_holds;		/* guest entries refused: a sibling ran host code */
@@ -268,7 +269,10 @@ static __always_inline void asi_paranoid_exit(unsigned long cr3)
 /* What asi_flush_trip() clears on this machine (asi_trip_flushes()). */
 #define ASI_TRIP_FLUSH_L1D	BIT(0)
 #define ASI_TRIP_FLUSH_VERW	BIT(1)
-/* ... and the move out runs the IBPB that VM-exits deferred (asi_ibpb.S). */
+/*
+ * Not a flush of asi_flush_trip(): each move out of isolation runs the IBPB
+ * that VM-exits deferred (asi_ibpb=defer, asi_ibpb.S).
+ */
 #define ASI_TRIP_IBPB		BIT(2)
 
 unsigned int asi_trip_flushes(void);
@@ -306,6 +310,7 @@ static __always_inline unsigned long asi_cr3(void)
 }
 
 void __asi_unexpected(void);
+void __asi_ibpb_missed(void);
 
 /*
  * Paths that never run isolated: the return to user mode (PTI would make
@@ -317,6 +322,10 @@ static __always_inline void asi_assert_left(void)
 {
 	if (asi_enabled() && this_cpu_read(asi_cpu.cr3))
 		__asi_unexpected();
+	/* The debugging aids: every move out ran what VM-exits deferred. */
+	if (IS_ENABLED(CONFIG_ADDRESS_SPACE_ISOLATION_DEBUG) && asi_enabled() &&
+	    this_cpu_read(asi_ibpb_pending))
+		__asi_ibpb_missed();
 }
 
 #else /* !CONFIG_ADDRESS_SPACE_ISOLATION */
