@@ -76,8 +76,8 @@ NMI_TRACES=(--allow-trace "NMI backtrace for cpu" --allow-trace "sysrq: Show bac
 # on shadow paging with VMSCAPE's IBPB before a return to user mode after a
 # VM-exit (vmscape=force: the kernel assumes a guest is not affected), and
 # on the SMT boots below with an IBPB after every VM-exit, which isolation
-# defers where asked (asi_ibpb=defer).  The KUnit suites run in the first boot, which must run the
-# isolation suite with all its cases.
+# defers where asked (asi_ibpb=defer).  The KUnit suites run in the first
+# boot, which must run the isolation suite with all its cases.
 EPYC=EPYC,+svm,+npt
 EPYC_IBPB=EPYC-IBPB,+svm,+npt
 EPYC_IBPB_SHADOW=EPYC-IBPB,+svm,-npt

@@ -47,6 +47,12 @@ int64_t iso_stat(const struct iso_stats *s, const char *name)
 	return -1;
 }
 
+int64_t iso_stat_delta(const struct iso_stats *from, const struct iso_stats *to,
+		       const char *name)
+{
+	return iso_stat(to, name) - iso_stat(from, name);
+}
+
 int64_t iso_stat_sum(const struct iso_stats *s, const char *prefix)
 {
 	size_t len = strlen(prefix);

@@ -19,6 +19,9 @@ struct iso_stats {
 
 bool iso_read_stats(struct iso_stats *s);
 int64_t iso_stat(const struct iso_stats *s, const char *name);
+/* How much @name moved from @from to @to. */
+int64_t iso_stat_delta(const struct iso_stats *from, const struct iso_stats *to,
+		       const char *name);
 /* The sum of the values whose names start with @prefix. */
 int64_t iso_stat_sum(const struct iso_stats *s, const char *prefix);
 bool iso_reset_stats(void);

@@ -131,15 +131,14 @@ static bool two_vms_phase(void)
 	}
 	ktap_diag("two VMs on one core, 2 s: %u and %u PIC reads; holds %lld, kicks %lld; violations at entry %lld, at leave %lld",
 		  loops[0], loops[1],
-		  (long long)(iso_stat(&s1, "smt_holds") - iso_stat(&s0, "smt_holds")),
-		  (long long)(iso_stat(&s1, "smt_kicks") - iso_stat(&s0, "smt_kicks")),
-		  (long long)(iso_stat(&s1, "smt_violations") - iso_stat(&s0, "smt_violations")),
-		  (long long)(iso_stat(&s1, "smt_leave_violations") -
-			      iso_stat(&s0, "smt_leave_violations")));
+		  (long long)iso_stat_delta(&s0, &s1, "smt_holds"),
+		  (long long)iso_stat_delta(&s0, &s1, "smt_kicks"),
+		  (long long)iso_stat_delta(&s0, &s1, "smt_violations"),
+		  (long long)iso_stat_delta(&s0, &s1, "smt_leave_violations"));
 	ktap_result(t[0].done && t[1].done && loops[0] > 0 && loops[1] > 0,
 		    "two_vms_on_one_core_both_ran");
-	ktap_result(iso_stat(&s1, "smt_violations") == iso_stat(&s0, "smt_violations") &&
-		    iso_stat(&s1, "smt_leave_violations") == iso_stat(&s0, "smt_leave_violations"),
+	ktap_result(!iso_stat_delta(&s0, &s1, "smt_violations") &&
+		    !iso_stat_delta(&s0, &s1, "smt_leave_violations"),
 		    "two_vms_on_one_core_no_violation");
 	return true;
 }
@@ -168,8 +167,8 @@ static bool idle_sibling_phase(void)
 	pthread_join(sl, NULL);
 	iso_read_stats(&s1);
 	guest_destroy(&g);
-	trips = iso_stat(&s1, "trips") - iso_stat(&s0, "trips");
-	flushed = iso_stat(&s1, "trips_flushed") - iso_stat(&s0, "trips_flushed");
+	trips = iso_stat_delta(&s0, &s1, "trips");
+	flushed = iso_stat_delta(&s0, &s1, "trips_flushed");
 	ktap_diag("vCPU 0 alone, CPU 1 woke %ld times: trips %lld, trips flushed %lld",
 		  wakeups, (long long)trips, (long long)flushed);
 	ktap_result(t.done && wakeups > 0 && flushed > trips, "a_waking_siblings_trips_flushed_at_vm_entry");
@@ -248,15 +247,15 @@ int main(void)
 		pthread_join(th[i], NULL);
 	iso_read_stats(&s1);
 
-	holds = iso_stat(&s1, "smt_holds") - iso_stat(&s0, "smt_holds");
-	kicks = iso_stat(&s1, "smt_kicks") - iso_stat(&s0, "smt_kicks");
-	timeouts = iso_stat(&s1, "smt_timeouts") - iso_stat(&s0, "smt_timeouts");
-	checks = iso_stat(&s1, "smt_checks") - iso_stat(&s0, "smt_checks");
-	viol = iso_stat(&s1, "smt_violations") - iso_stat(&s0, "smt_violations");
-	leave_viol = iso_stat(&s1, "smt_leave_violations") - iso_stat(&s0, "smt_leave_violations");
-	inside = iso_stat(&s1, "vmexits_inside") - iso_stat(&s0, "vmexits_inside");
-	trips = iso_stat(&s1, "trips") - iso_stat(&s0, "trips");
-	flushed = iso_stat(&s1, "trips_flushed") - iso_stat(&s0, "trips_flushed");
+	holds = iso_stat_delta(&s0, &s1, "smt_holds");
+	kicks = iso_stat_delta(&s0, &s1, "smt_kicks");
+	timeouts = iso_stat_delta(&s0, &s1, "smt_timeouts");
+	checks = iso_stat_delta(&s0, &s1, "smt_checks");
+	viol = iso_stat_delta(&s0, &s1, "smt_violations");
+	leave_viol = iso_stat_delta(&s0, &s1, "smt_leave_violations");
+	inside = iso_stat_delta(&s0, &s1, "vmexits_inside");
+	trips = iso_stat_delta(&s0, &s1, "trips");
+	flushed = iso_stat_delta(&s0, &s1, "trips_flushed");
 	ktap_diag("siblings %s%s: vCPU 0 returned to user space %ld times, vCPU 1 %ld times; %lld VM-exits inside; "
 		  "holds %lld, kicks %lld, timeouts %lld; checked entries %lld, violations at entry %lld, at leave %lld",
 		  list, control ? " (asi_smt=off)" : "", t[0].user_exits, t[1].user_exits,
@@ -265,9 +264,9 @@ int main(void)
 		  (long long)viol, (long long)leave_viol);
 	ktap_diag("trips %lld (this thread's own leaves and NMIs), trips flushed %lld; flushes: L1D %lld by MSR, %lld by software, VERW %lld",
 		  (long long)trips, (long long)flushed,
-		  (long long)(iso_stat(&s1, "flush_l1d_msr") - iso_stat(&s0, "flush_l1d_msr")),
-		  (long long)(iso_stat(&s1, "flush_l1d_sw") - iso_stat(&s0, "flush_l1d_sw")),
-		  (long long)(iso_stat(&s1, "flush_verw") - iso_stat(&s0, "flush_verw")));
+		  (long long)iso_stat_delta(&s0, &s1, "flush_l1d_msr"),
+		  (long long)iso_stat_delta(&s0, &s1, "flush_l1d_sw"),
+		  (long long)iso_stat_delta(&s0, &s1, "flush_verw"));
 
 	ktap_result(t[0].done && t[1].done && !t[0].user_exits && t[1].user_exits > 0,
 		    "both_vcpus_ran_to_the_end");

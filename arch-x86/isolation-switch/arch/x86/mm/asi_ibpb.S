@@ -2,14 +2,15 @@
 /*
  * Address space isolation (ASI): the IBPB the kernel runs after every
  * VM-exit (X86_FEATURE_IBPB_ON_VMEXIT: spec_rstack_overflow=ibpb-vmexit,
- * and VMSCAPE with it), deferred while the CPU is isolated.
+ * and VMSCAPE with it), deferred while the CPU is isolated when
+ * asi_ibpb=defer asks for it (asi_ibpb_setup()).
  *
  * Isolated, the guest's branch predictions can steer only code running on
- * the restricted table, which reaches only what the table maps: the VM's
- * own data, and what every VM may see.  The barrier is needed before code
- * runs on full mappings, so the next move there runs it (asi_leave(), an
- * NMI, #MC or #DB, a page fault: asi_ibpb_before_host()), once for all the
- * VM-exits handled inside since.
+ * the restricted table, but into anything that table maps, not only the
+ * VM's own data: hence asked for, never the default.  The barrier is
+ * needed before code runs on full mappings, so the next move there runs
+ * it (asi_leave(), an NMI, #MC or #DB, a page fault:
+ * asi_ibpb_before_host()), once for all the VM-exits handled inside since.
  */
 #include <linux/linkage.h>
 #include <asm/nospec-branch.h>
