@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Reading KVM isolation's debugfs files and the kernel command line from
- * the in-guest tests.
+ * the in-guest tests, and pinning them to CPUs.
  */
+#define _GNU_SOURCE
 #include <fcntl.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -193,4 +195,16 @@ void kvm_missing(void)
 	printf("not ok 1 kvm_available # no /dev/kvm although the CPU has %s: KVM did not initialise (see the console)\n",
 	       ext);
 	exit(KSFT_FAIL);
+}
+
+void iso_pin_to_cpu(int cpu)
+{
+	cpu_set_t set;
+	int i;
+
+	CPU_ZERO(&set);
+	for (i = 0; i < CPU_SETSIZE; i++)
+		if (cpu < 0 || i == cpu)
+			CPU_SET(i, &set);
+	sched_setaffinity(0, sizeof(set), &set);
 }

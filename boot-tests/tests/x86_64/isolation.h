@@ -45,6 +45,8 @@ bool cpus_0_1_siblings(char *list, size_t len);
  * failure on one with them (KVM failed to initialise).  Does not return.
  */
 void __attribute__((noreturn)) kvm_missing(void);
+/* Run the calling thread on @cpu only, or on every CPU when @cpu is -1. */
+void iso_pin_to_cpu(int cpu);
 /* Is isolation expected to be on: asked for, and PTI not turned off. */
 bool iso_expected(void);
 

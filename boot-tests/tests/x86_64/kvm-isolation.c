@@ -237,19 +237,6 @@ static long long call_ipis(int cpu)
 	return total;
 }
 
-/* Run the calling thread on @cpu only, or on every CPU when @cpu is -1. */
-static void pin_to_cpu(int cpu)
-{
-	cpu_set_t set;
-	int i;
-
-	CPU_ZERO(&set);
-	for (i = 0; i < CPU_SETSIZE; i++)
-		if (cpu < 0 || i == cpu)
-			CPU_SET(i, &set);
-	sched_setaffinity(0, sizeof(set), &set);
-}
-
 struct spinner {
 	struct guest *g;
 	atomic_int runs, stop, failed;
@@ -260,7 +247,7 @@ static void *spin_vcpu(void *arg)
 {
 	struct spinner *s = arg;
 
-	pin_to_cpu(1);
+	iso_pin_to_cpu(1);
 	while (!atomic_load(&s->stop)) {
 		if (guest_run(s->g, 0) || s->g->vcpu[0].run->exit_reason != KVM_EXIT_IO) {
 			atomic_store(&s->failed, 1);
@@ -359,7 +346,7 @@ static void check_unmap_ipis(bool expected)
 	     guest_add_vcpu(&a) == 0;
 	ok = guest_create(&b, spin_guest_start, spin_guest_end - spin_guest_start) == 0 && ok;
 	s.g = &a;
-	pin_to_cpu(0);
+	iso_pin_to_cpu(0);
 	started = ok && pthread_create(&t, NULL, spin_vcpu, &s) == 0;
 	ok = started;
 	while (ok && !atomic_load(&s.runs) && !atomic_load(&s.failed))
@@ -390,7 +377,7 @@ static void check_unmap_ipis(bool expected)
 		    "unmap_in_other_vm_sends_no_ipi");
 	ktap_result(ok && ipis_a >= UNMAP_SWAPS / 10 && own_a >= UNMAP_SWAPS / 10,
 		    "unmap_in_running_vm_interrupts_its_cpu");
-	pin_to_cpu(-1);
+	iso_pin_to_cpu(-1);
 	guest_destroy(&b);
 	guest_destroy(&a);
 }

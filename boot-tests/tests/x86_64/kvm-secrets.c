@@ -11,8 +11,11 @@
  * pages, which every VM must map.  The vCPU threads hold the secret in
  * vector registers when they call KVM_RUN the second time, where KVM saves
  * the VMM's registers: no VM may map them, while the threads run and after
- * they exited.  Every "ok"/"not ok" line the check prints is a KTAP case,
- * every "# " line a diagnostic.
+ * they exited.  Before the VMs run, KVM frees objects the first VM mapped
+ * (I/O buses, a memslot), and the secret is planted in memory allocated
+ * right after each free; the control keeps one freed bus mapped, and the
+ * search must find the secret there.  Every "ok"/"not ok" line the check
+ * prints is a KTAP case, every "# " line a diagnostic.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -22,12 +25,15 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/eventfd.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/random.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <linux/keyctl.h>
+#include <linux/kvm.h>
 
 #include "../ktap.h"
 #include "isolation.h"
@@ -81,6 +87,123 @@ static void *run_vm(void *arg)
 	if (kvm_run_with_secret_in_xmm(g->vcpu[0].fd) < 0)
 		ktap_diag("KVM_RUN with the secret in vector registers failed");
 	return NULL;
+}
+
+/*
+ * Freed memory.  KVM frees a VM's PIO bus each time an ioeventfd is
+ * assigned or deassigned (it installs a copy), and a memslot when it is
+ * deleted: each a page-sized kmalloc() object that the VM maps.  Right
+ * after each free, on the same CPU, user keys take the secret into objects
+ * of the same kmalloc() cache (the test kernels have no kmem accounting,
+ * so KVM's accounted allocations and the keys' share caches), and SLUB
+ * hands out the object freed last first.
+ */
+#define FREED_PORT	0x7e
+#define FREED_SLOT	7
+#define FREED_ROUNDS	4
+#define FREED_KEYS	2	/* after each free, 16 after the control's */
+#define FREED_KEY_LEN	2040	/* a 2064-byte payload: kmalloc-4k */
+
+static int freed_keys;
+
+static void plant_keys(int n)
+{
+	static char payload[FREED_KEY_LEN];
+	char desc[40];
+	int i;
+
+	for (i = 0; i < FREED_KEY_LEN; i++)
+		((volatile char *)payload)[i] = ((volatile uint8_t *)secret)[i % SECRET_LEN];
+	for (i = 0; i < n; i++) {
+		snprintf(desc, sizeof(desc), "kvm-secrets-freed-%d", freed_keys);
+		if (syscall(SYS_add_key, "user", desc, payload, sizeof(payload),
+			    KEY_SPEC_PROCESS_KEYRING) >= 0)
+			freed_keys++;
+	}
+}
+
+/* Have KVM free the PIO bus @g maps, by (de)assigning ioeventfd @efd. */
+static bool free_bus(struct guest *g, int efd, bool deassign)
+{
+	struct kvm_ioeventfd ioev = {
+		.addr = FREED_PORT, .len = 1, .fd = efd,
+		.flags = KVM_IOEVENTFD_FLAG_PIO | (deassign ? KVM_IOEVENTFD_FLAG_DEASSIGN : 0),
+	};
+
+	return !ioctl(g->vm_fd, KVM_IOEVENTFD, &ioev);
+}
+
+/* Have KVM free a memslot @g maps: create one, then delete it. */
+static bool free_memslot(struct guest *g)
+{
+	static char page[4096] __attribute__((aligned(4096)));
+	struct kvm_userspace_memory_region slot = {
+		.slot = FREED_SLOT, .guest_phys_addr = 1ULL << 32,
+		.memory_size = sizeof(page), .userspace_addr = (uintptr_t)page,
+	};
+
+	if (ioctl(g->vm_fd, KVM_SET_USER_MEMORY_REGION, &slot))
+		return false;
+	slot.memory_size = 0;
+	return !ioctl(g->vm_fd, KVM_SET_USER_MEMORY_REGION, &slot);
+}
+
+/* Free FREED_ROUNDS times three of @g's objects, planting after each. */
+static int free_and_plant(struct guest *g, int efd)
+{
+	int frees = 0, i;
+
+	iso_pin_to_cpu(0);
+	for (i = 0; i < FREED_ROUNDS; i++) {
+		if (free_bus(g, efd, false))
+			plant_keys(FREED_KEYS), frees++;
+		if (free_bus(g, efd, true))
+			plant_keys(FREED_KEYS), frees++;
+		if (free_memslot(g))
+			plant_keys(FREED_KEYS), frees++;
+	}
+	iso_pin_to_cpu(-1);
+	return frees;
+}
+
+/*
+ * The control: "freed_control" keeps the next bus KVM frees mapped in its
+ * VM's table.  Free one of @g's, plant, and read the check: the search
+ * must find the secret in @g's table, and in no other VM's.
+ */
+static char freed_control_line[256];
+
+static bool freed_control_found(struct guest *g, int efd)
+{
+	static char buf[65536];
+	const char *line;
+	int fd = open(ISO_DIR "/check", O_RDWR), found = 0, clean = 0;
+	ssize_t len = -1;
+	bool freed;
+
+	if (fd < 0)
+		return false;
+	iso_pin_to_cpu(0);
+	freed = write(fd, "freed_control", 13) == 13 && free_bus(g, efd, false);
+	if (freed)
+		plant_keys(16);
+	iso_pin_to_cpu(-1);
+	if (freed)
+		len = pread(fd, buf, sizeof(buf) - 1, 0);
+	close(fd);
+	buf[len > 0 ? len : 0] = 0;
+	for (line = buf; (line = strstr(line, "planted secret")); line++) {
+		const char *start = line;
+
+		while (start > buf && start[-1] != '\n')
+			start--;
+		if (!strncmp(start, "not ok ", 7) && !found++)
+			snprintf(freed_control_line, sizeof(freed_control_line), "%.*s",
+				 (int)strcspn(start, "\n"), start);
+		else if (!strncmp(start, "ok ", 3))
+			clean++;
+	}
+	return freed && found == 1 && clean == 1;
 }
 
 /* A child process fills a page with the secret and tells its pfn. */
@@ -237,13 +360,14 @@ int main(void)
 {
 	static char buf[65536], after[65536];
 	uint8_t control[SECRET_LEN];
-	int fd, n, n_after, pipefd[2], planted = 0, i;
+	int fd, n, n_after, pipefd[2], planted = 0, i, efd, frees;
 	long key = -1;
 	struct guest a, b;
 	pthread_t ta, tb;
 	unsigned long pfn;
 	ssize_t len, len_after = -1;
 	pid_t child;
+	bool freed_control;
 
 	if (!iso_expected())
 		ktap_skip_all("isolation not enabled on this boot");
@@ -263,6 +387,9 @@ int main(void)
 	if (pipe(pipefd) || write(pipefd[1], secret, sizeof(secret)) != sizeof(secret))
 		pipefd[0] = -1;
 	child = child_page(&pfn, secret);
+	/* Freed memory with the secret in it, before the VMs run. */
+	efd = eventfd(0, EFD_NONBLOCK);
+	frees = efd >= 0 ? free_and_plant(&a, efd) : 0;
 
 	pthread_create(&ta, NULL, run_vm, &a);
 	pthread_create(&tb, NULL, run_vm, &b);
@@ -289,6 +416,7 @@ int main(void)
 		len_after = pread(fd, after, sizeof(after) - 1, 0);
 		close(fd);
 	}
+	freed_control = efd >= 0 && freed_control_found(&a, efd);
 	if (child > 0) {
 		kill(child, SIGKILL);
 		waitpid(child, NULL, 0);
@@ -302,17 +430,23 @@ int main(void)
 	 * Two VMs, each: the other VM, stray pages, shared pages (three
 	 * lines), stale pages, writable pages, hard-IRQ stacks, other tasks,
 	 * user FPU state, the other process's page, the secret, the control.
-	 * After the threads exited, the secret and user FPU state again.
+	 * After the threads exited, the secret and user FPU state again.  Then
+	 * the freed control.
 	 */
 	n = count_results(buf, NULL);
 	n_after = count_results(after, AFTER_EXIT);
-	ktap_plan(n + n_after + 6);
+	ktap_plan(n + n_after + 8);
 	report_results(buf, NULL, "");
 	report_results(after, AFTER_EXIT, "after_the_vcpu_threads_exited: ");
 	ktap_diag("child page pfn %#lx", pfn);
 	ktap_result(key >= 0, "secret_in_a_key");
 	ktap_result(pipefd[0] >= 0, "secret_in_a_pipe");
 	ktap_result(planted, "secret_and_control_given_to_the_check");
+	ktap_diag("%d objects of VM a freed, %d keys planted", frees, freed_keys);
+	ktap_result(frees == 3 * FREED_ROUNDS && freed_keys == 3 * FREED_ROUNDS * FREED_KEYS + 16,
+		    "vm_objects_freed_and_the_secret_planted_after_each");
+	ktap_diag("freed control: %s", freed_control_line);
+	ktap_result(freed_control, "freed_control_secret_found_in_a_freed_bus_left_mapped");
 	ktap_result(started == 2, "both_vms_ran_before_the_check");
 	ktap_result(a.vcpu[0].run->exit_reason == KVM_EXIT_IO && a.vcpu[0].run->io.port == 0xe0 &&
 		    b.vcpu[0].run->exit_reason == KVM_EXIT_IO && b.vcpu[0].run->io.port == 0xe0,

@@ -440,7 +440,8 @@ void kvm_arch_buses_updated(struct kvm *kvm, struct kvm_io_bus *old)
 	for (i = 0; i < KVM_NR_BUSES; i++) {
 		if (xi->retired[i] != old)
 			continue;
-		asi_unmap(xi->iso, old);
+		if (!kvm_x86_isolation_keep_freed(xi, old))
+			asi_unmap(xi->iso, old);
 		xi->retired[i] = NULL;
 	}
 	mutex_unlock(&xi->lock);
@@ -563,6 +564,9 @@ void kvm_x86_isolation_vm_predestroy(struct kvm *kvm)
 		xi->buses[i] = NULL;
 		WARN_ON_ONCE(xi->retired[i]);
 	}
+	if (xi->freed_control)
+		asi_unmap(xi->iso, xi->freed_control);
+	xi->freed_control = NULL;
 	/*
 	 * From here the address space is never loaded again and goes as a
 	 * whole with the VM: unmapping each vCPU's objects one by one would

@@ -89,6 +89,8 @@ struct kvm_x86_isolation {
 	struct xarray optional;
 	/* The audit's positive control: a small object, on a shared page. */
 	void *audit_control;		/* with the debugging aids only */
+	/* The freed-memory control: a retired bus left mapped when freed. */
+	void *freed_control;		/* with the debugging aids only */
 };
 
 /* The objects of a vCPU that its VM maps. */
@@ -100,11 +102,16 @@ void kvm_x86_isolation_debug_init(struct dentry *dir);
 void kvm_x86_isolation_debug_teardown(void);
 void kvm_x86_isolation_audit(struct kvm_x86_isolation *xi);
 void kvm_x86_isolation_plant_audit_control(struct kvm_x86_isolation *xi);
+bool kvm_x86_isolation_keep_freed(struct kvm_x86_isolation *xi, void *old);
 #else
 static inline void kvm_x86_isolation_debug_init(struct dentry *dir) {}
 static inline void kvm_x86_isolation_debug_teardown(void) {}
 static inline void kvm_x86_isolation_audit(struct kvm_x86_isolation *xi) {}
 static inline void kvm_x86_isolation_plant_audit_control(struct kvm_x86_isolation *xi) {}
+static inline bool kvm_x86_isolation_keep_freed(struct kvm_x86_isolation *xi, void *old)
+{
+	return false;
+}
 #endif
 
 void kvm_x86_isolation_setup(struct kvm_x86_init_ops *ops);

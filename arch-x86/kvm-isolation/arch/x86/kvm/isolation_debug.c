@@ -5,8 +5,9 @@
  * /sys/kernel/debug/kvm/isolation/:
  *
  *   check   while VMs run, one "ok"/"not ok" line per check of what each
- *           VM's table maps; writing "pfn N", "secret HEX", "control HEX"
- *           or "audit_control" sets what the next reads look for
+ *           VM's table maps; writing "pfn N", "secret HEX", "control HEX",
+ *           "audit_control" or "freed_control" sets what the next reads
+ *           look for
  *   audits, audit_findings, audit_controls
  *           with kvm.isolation_audit=1, each VM's table is audited as the
  *           VM goes: how many, how many had findings, how many controls
@@ -45,6 +46,14 @@ static atomic_t kvm_x86_isolation_audits, kvm_x86_isolation_audit_findings;
  */
 static atomic_t kvm_x86_isolation_audit_control_armed;
 static atomic_t kvm_x86_isolation_audit_controls;
+
+/*
+ * "freed_control" written to the check: the next I/O bus a VM retires stays
+ * mapped in its table while KVM frees it, as if it were never unmapped,
+ * until the VM goes.  Tests that plant secrets in freed memory use it to
+ * show that their search finds such a page.
+ */
+static atomic_t kvm_x86_isolation_freed_control_armed;
 
 /*
  * Bytes a test planted: the secret somewhere no VM may map, the control in
@@ -231,6 +240,9 @@ static ssize_t kvm_x86_isolation_check_write(struct file *file, const char __use
 	} else if (!strcmp(strim(str), "audit_control")) {
 		atomic_set(&kvm_x86_isolation_audit_control_armed, 1);
 		ret = 0;
+	} else if (!strcmp(strim(str), "freed_control")) {
+		atomic_set(&kvm_x86_isolation_freed_control_armed, 1);
+		ret = 0;
 	}
 	memzero_explicit(str, sizeof(str));
 	memzero_explicit(hex, sizeof(hex));
@@ -340,6 +352,25 @@ void kvm_x86_isolation_plant_audit_control(struct kvm_x86_isolation *xi)
 	}
 	if (!xi->audit_control)
 		pr_warn("the audit's control could not be planted\n");
+}
+
+/**
+ * kvm_x86_isolation_keep_freed() - keep a retired bus mapped, as a control
+ * @xi: the VM's isolation, its lock held
+ * @old: the bus KVM is about to free
+ *
+ * Only when the freed-memory control is armed, once.
+ *
+ * Return: true if @old is to stay mapped (until the VM goes).
+ */
+bool kvm_x86_isolation_keep_freed(struct kvm_x86_isolation *xi, void *old)
+{
+	lockdep_assert_held(&xi->lock);
+	if (xi->freed_control || !atomic_xchg(&kvm_x86_isolation_freed_control_armed, 0))
+		return false;
+	xi->freed_control = old;
+	pr_info("freed control: %s keeps a freed I/O bus mapped\n", asi_name(xi->iso));
+	return true;
 }
 
 DEFINE_SHOW_ATTRIBUTE(asi_ranges);	/* the isolation layer's show */
