@@ -185,6 +185,11 @@ bool cpus_0_1_siblings(char *list, size_t len)
 	return !strcmp(list, "0-1") || !strcmp(list, "0,1");
 }
 
+bool cpus_0_1_stunned(char *list, size_t len)
+{
+	return cpus_0_1_siblings(list, len) && !cmdline_has("asi_smt=off");
+}
+
 void kvm_missing(void)
 {
 	const char *ext = cpu_has_flag("vmx") ? "vmx" : cpu_has_flag("svm") ? "svm" : NULL;

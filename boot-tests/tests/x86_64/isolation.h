@@ -41,6 +41,11 @@ bool cpu_has_flag(const char *flag);
 /* Are CPUs 0 and 1 the two threads of one core?  @list: CPU 0's siblings. */
 bool cpus_0_1_siblings(char *list, size_t len);
 /*
+ * Are CPUs 0 and 1 siblings that isolation keeps out of guest mode while
+ * the other runs host code (asi_smt not off)?  @list: CPU 0's siblings.
+ */
+bool cpus_0_1_stunned(char *list, size_t len);
+/*
  * No /dev/kvm: the whole test is a skip on a CPU without VMX or SVM, and a
  * failure on one with them (KVM failed to initialise).  Does not return.
  */

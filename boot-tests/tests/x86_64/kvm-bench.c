@@ -297,7 +297,7 @@ int main(int argc, char **argv)
 	 * each VM with its own cookie; skipped with isolation off too, for
 	 * the pairs.
 	 */
-	if (cpus_0_1_siblings(list, sizeof(list)) && !cmdline_has("asi_smt=off")) {
+	if (cpus_0_1_stunned(list, sizeof(list))) {
 		ktap_skip("scaling_vms (CPUs %s are one core's threads: needs core scheduling)",
 			  list);
 		return ktap_exit_code();

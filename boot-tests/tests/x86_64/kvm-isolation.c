@@ -335,7 +335,7 @@ static void check_unmap_ipis(bool expected)
 		why = "isolation off";
 	else if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
 		why = "needs two CPUs";
-	else if (cpus_0_1_siblings(list, sizeof(list)) && !cmdline_has("asi_smt=off"))
+	else if (cpus_0_1_stunned(list, sizeof(list)))
 		why = "CPUs 0 and 1 are siblings: the unmaps hold A out of guest mode";
 	if (why) {
 		ktap_skip("unmap_in_other_vm_sends_no_ipi (%s)", why);

@@ -122,6 +122,24 @@ static void plant_keys(int n)
 	}
 }
 
+/*
+ * KASAN keeps freed objects in a quarantine before anything can reuse
+ * them: no key lands in a freed object there.  Its kernels list
+ * kasan_quarantine_put in /proc/kallsyms.
+ */
+static bool kasan_quarantine(void)
+{
+	char line[256];
+	bool found = false;
+	FILE *f = fopen("/proc/kallsyms", "r");
+
+	while (f && !found && fgets(line, sizeof(line), f))
+		found = strstr(line, " kasan_quarantine_put\n");
+	if (f)
+		fclose(f);
+	return found;
+}
+
 /* Have KVM free the PIO bus @g maps, by (de)assigning ioeventfd @efd. */
 static bool free_bus(struct guest *g, int efd, bool deassign)
 {
@@ -446,7 +464,10 @@ int main(void)
 	ktap_result(frees == 3 * FREED_ROUNDS && freed_keys == 3 * FREED_ROUNDS * FREED_KEYS + 16,
 		    "vm_objects_freed_and_the_secret_planted_after_each");
 	ktap_diag("freed control: %s", freed_control_line);
-	ktap_result(freed_control, "freed_control_secret_found_in_a_freed_bus_left_mapped");
+	if (kasan_quarantine())
+		ktap_skip("freed_control_secret_found_in_a_freed_bus_left_mapped (KASAN's quarantine holds freed objects back)");
+	else
+		ktap_result(freed_control, "freed_control_secret_found_in_a_freed_bus_left_mapped");
 	ktap_result(started == 2, "both_vms_ran_before_the_check");
 	ktap_result(a.vcpu[0].run->exit_reason == KVM_EXIT_IO && a.vcpu[0].run->io.port == 0xe0 &&
 		    b.vcpu[0].run->exit_reason == KVM_EXIT_IO && b.vcpu[0].run->io.port == 0xe0,

@@ -21,12 +21,14 @@
 #include <linux/slab.h>
 #include <linux/vmalloc.h>
 #include <linux/xarray.h>
+#include <vdso/datapage.h>
 
 #include <asm/cpu_entry_area.h>
 #include <asm/desc.h>
 #include <asm/asi.h>
 #include <asm/sections.h>
 #include <asm/tlbflush.h>
+#include <asm/vvar.h>
 
 #include "asi.h"
 
@@ -43,8 +45,8 @@
 bool asi_at_boot __ro_after_init;
 /*
  * Why isolation runs degraded, or NULL: lockdep maps all of the kernel's
- * data, and slab debugging or KASAN puts metadata beside every slab
- * object, task structs among them.  Such a kernel tests isolation's paths;
+ * data, and slab debugging puts red zones before every slab object, task
+ * structs among them.  Such a kernel tests isolation's paths;
  * it does not keep host data from guests.  It is tainted, and says why.
  */
 static const char *asi_degraded_why __read_mostly;
@@ -138,18 +140,24 @@ static int asi_map_core_data(struct asi *asi)
 	 * interrupt flag change.  So a lockdep kernel maps all of them: it
 	 * tests isolation's paths, it does not keep host data from guests.
 	 */
+#ifdef CONFIG_UNWINDER_ORC
+	/*
+	 * Recording a new dependency records a stack trace: ORC's tables.
+	 * They follow .data, after the bug table, and the vvar page starts
+	 * the page after them: one range from .data to there shares no page.
+	 */
+	size = (unsigned long)orc_lookup_end - (unsigned long)_sdata;
+	if (PAGE_ALIGN((unsigned long)orc_lookup_end) == (unsigned long)&__vvar_page)
+		size = PAGE_ALIGN(size);
+	if (!ret)
+		ret = asi_map(asi, _sdata, size, ASI_PTE, "lockdep");
+#else
 	if (!ret)
 		ret = asi_map(asi, _sdata, _edata - _sdata, ASI_PTE, "lockdep");
+#endif
 	if (!ret)
 		ret = asi_map(asi, __bss_start, __bss_stop - __bss_start,
 			      ASI_PTE, "lockdep");
-#ifdef CONFIG_UNWINDER_ORC
-	/* Recording a new dependency records a stack trace: ORC's tables. */
-	if (!ret)
-		ret = asi_map(asi, __start_orc_unwind_ip,
-			      orc_lookup_end - __start_orc_unwind_ip, ASI_PTE,
-			      "lockdep");
-#endif
 	/* The same for per-CPU data: lockdep's, and its checkers' beside it. */
 	if (!ret)
 		ret = asi_map_percpu(asi, (void __percpu __force *)__per_cpu_start,
@@ -292,8 +300,8 @@ EXPORT_SYMBOL_NS_GPL(asi_exclusive_size, ASI);
 
 /*
  * Does every task struct start a page?  The task cache lays them out so
- * unless the slab puts debugging metadata after each (slab debugging,
- * KASAN), which moves all but the first of a slab off their pages.
+ * (ARCH_MIN_TASKALIGN, asi_task_struct_size()), unless slab debugging puts
+ * a red zone before each, which moves them off their pages.
  */
 static bool asi_tasks_page_aligned(void)
 {
@@ -364,7 +372,7 @@ int asi_setup(struct module *const *mods, unsigned int nr_mods)
 	if (IS_ENABLED(CONFIG_LOCKDEP))
 		asi_degraded_why = "lockdep maps all of the kernel's data (CONFIG_LOCKDEP)";
 	else if (!asi_tasks_page_aligned())
-		asi_degraded_why = "slab debugging or KASAN makes task structs share pages";
+		asi_degraded_why = "slab debugging makes task structs share pages";
 	if (asi_degraded_why) {
 		add_taint(TAINT_AUX, LOCKDEP_STILL_OK);
 		pr_warn("degraded, the kernel is tainted: %s\n", asi_degraded_why);

@@ -299,7 +299,9 @@ EXPORT_SYMBOL_NS_GPL(kvm_x86_isolation_vcpu_align, KVM);
  * APICs, CPUID tables) are rounded up to whole pages, so that they share
  * no page with anything else: kmalloc() aligns allocations of a page or
  * more to their size, and larger ones come from the page allocator or
- * vmalloc.
+ * vmalloc.  So are the objects of the vCPU and emulator caches, which are
+ * page aligned: metadata the slab keeps after each (KASAN's) is then on a
+ * page of its own.
  *
  * Return: @size, or @size rounded up to pages with isolation on.
  */

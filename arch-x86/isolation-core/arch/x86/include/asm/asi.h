@@ -148,10 +148,10 @@ struct asi_percpu_pages { } __aligned(PAGE_SIZE);
  * Pages the first per-CPU chunk reserves for modules beyond the usual 8 KiB:
  * the kvm module's and the vendor module's whole pages, at most two each
  * (the linker may put other per-CPU variables of the module both before
- * and after the page-aligned one), and one because the reserve starts
- * wherever the kernel's static per-CPU data ends.
+ * and after the page-aligned one).  The reserve starts a page: the
+ * kernel's static per-CPU data ends one (PERCPU_ASI_END).
  */
-#define ASI_PERCPU_RESERVE	(IS_ENABLED(CONFIG_MODULES) ? 5 * PAGE_SIZE : 0)
+#define ASI_PERCPU_RESERVE	(IS_ENABLED(CONFIG_MODULES) ? 4 * PAGE_SIZE : 0)
 
 DECLARE_STATIC_KEY_FALSE(asi_enabled_key);
 DECLARE_STATIC_KEY_FALSE(asi_smt_key);
