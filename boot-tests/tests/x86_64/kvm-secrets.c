@@ -101,7 +101,8 @@ static void *run_vm(void *arg)
 #define FREED_PORT	0x7e
 #define FREED_SLOT	7
 #define FREED_ROUNDS	4
-#define FREED_KEYS	2	/* after each free, 16 after the control's */
+#define FREED_KEYS	2	/* after each free */
+#define FREED_CONTROL_KEYS 16
 #define FREED_KEY_LEN	2040	/* a 2064-byte payload: kmalloc-4k */
 
 static int freed_keys;
@@ -185,27 +186,85 @@ static int free_and_plant(struct guest *g, int efd)
 }
 
 /*
+ * In a read of the check, the line of @what (a substring) about the VM
+ * that freed objects (the only one whose freed-objects line counts more
+ * than none): its start, or NULL.  @vm gets that VM's name.
+ */
+static const char *freeing_vm_line(const char *buf, const char *what, char *vm, size_t len)
+{
+	const char *line, *name;
+	unsigned int n;
+
+	*vm = 0;
+	for (line = buf; (line = strstr(line, "objects KVM freed")); line++) {
+		const char *start = line, *count;
+
+		while (start > buf && start[-1] != '\n')
+			start--;
+		name = start + (strncmp(start, "not ok ", 7) ? 3 : 7);
+		count = strstr(start, "maps none of the last ");
+		if (count && count < line &&
+		    sscanf(count, "maps none of the last %u", &n) == 1 && n > 0)
+			snprintf(vm, len, "%.*s", (int)strcspn(name, " "), name);
+	}
+	if (!*vm)
+		return NULL;
+	for (line = buf; (line = strstr(line, what)); line++) {
+		const char *start = line;
+
+		while (start > buf && start[-1] != '\n')
+			start--;
+		name = start + (strncmp(start, "not ok ", 7) ? 3 : 7);
+		if (!strncmp(name, vm, strlen(vm)) && name[strlen(vm)] == ' ')
+			return start;
+	}
+	return NULL;
+}
+
+/*
+ * How many of the objects KVM freed the VM that freed them found holding
+ * the secret, from a read of the check: -1 if it did not say.
+ */
+static int secret_in_freed(const char *buf, char *line, size_t len)
+{
+	char vm[64];
+	const char *l = freeing_vm_line(buf, "objects KVM freed", vm, sizeof(vm));
+	unsigned int mapped, holding;
+
+	if (!l || sscanf(strstr(l, "(") ?: "", "(%u mapped, %u of them hold", &mapped, &holding) != 2)
+		return -1;
+	snprintf(line, len, "%.*s", (int)strcspn(l, "\n"), l);
+	return holding;
+}
+
+/*
  * The control: "freed_control" keeps the next bus KVM frees mapped in its
- * VM's table.  Free one of @g's, plant, and read the check: the search
- * must find the secret in @g's table, and in no other VM's.
+ * VM's table.  Free one of @g's, plant as the main phase does, and read
+ * the check: the search must find the secret in @g's table, the VM that
+ * freed, and in no other VM's.
  */
 static char freed_control_line[256];
 
 static bool freed_control_found(struct guest *g, int efd)
 {
 	static char buf[65536];
-	const char *line;
+	const char *line, *l;
 	int fd = open(ISO_DIR "/check", O_RDWR), found = 0, clean = 0;
 	ssize_t len = -1;
+	char vm[64];
 	bool freed;
 
 	if (fd < 0)
 		return false;
 	iso_pin_to_cpu(0);
 	freed = write(fd, "freed_control", 13) == 13 && free_bus(g, efd, false);
+	/* More keys than after each free of the main phase: this one must land. */
 	if (freed)
-		plant_keys(16);
+		plant_keys(FREED_CONTROL_KEYS);
 	iso_pin_to_cpu(-1);
+	/* Consumed by that free, unless it failed before KVM freed anything. */
+	if (write(fd, "freed_control off", 17) != 17)
+		freed = false;
 	if (freed)
 		len = pread(fd, buf, sizeof(buf) - 1, 0);
 	close(fd);
@@ -215,13 +274,19 @@ static bool freed_control_found(struct guest *g, int efd)
 
 		while (start > buf && start[-1] != '\n')
 			start--;
-		if (!strncmp(start, "not ok ", 7) && !found++)
-			snprintf(freed_control_line, sizeof(freed_control_line), "%.*s",
-				 (int)strcspn(start, "\n"), start);
+		if (!strncmp(start, "not ok ", 7))
+			found++;
 		else if (!strncmp(start, "ok ", 3))
 			clean++;
 	}
-	return freed && found == 1 && clean == 1;
+	/* Found by the VM that freed it, whose freed-objects check fails too. */
+	l = freeing_vm_line(buf, "planted secret", vm, sizeof(vm));
+	if (l)
+		snprintf(freed_control_line, sizeof(freed_control_line), "%.*s",
+			 (int)strcspn(l, "\n"), l);
+	freed = freed && found == 1 && clean == 1 && l && !strncmp(l, "not ok ", 7);
+	l = freeing_vm_line(buf, "objects KVM freed", vm, sizeof(vm));
+	return freed && l && !strncmp(l, "not ok ", 7);
 }
 
 /* A child process fills a page with the secret and tells its pfn. */
@@ -385,7 +450,9 @@ int main(void)
 	unsigned long pfn;
 	ssize_t len, len_after = -1;
 	pid_t child;
-	bool freed_control;
+	bool freed_control, quarantine;
+	char landed_line[256];
+	int landed;
 
 	if (!iso_expected())
 		ktap_skip_all("isolation not enabled on this boot");
@@ -447,13 +514,15 @@ int main(void)
 	/*
 	 * Two VMs, each: the other VM, stray pages, shared pages (three
 	 * lines), stale pages, writable pages, hard-IRQ stacks, other tasks,
-	 * user FPU state, the other process's page, the secret, the control.
-	 * After the threads exited, the secret and user FPU state again.  Then
-	 * the freed control.
+	 * user FPU state, the other process's page, the secret, the objects
+	 * KVM freed, the control.  After the threads exited, the secret and
+	 * user FPU state again.  Then the freed objects and the freed control.
 	 */
 	n = count_results(buf, NULL);
 	n_after = count_results(after, AFTER_EXIT);
-	ktap_plan(n + n_after + 8);
+	landed = secret_in_freed(buf, landed_line, sizeof(landed_line));
+	quarantine = kasan_quarantine();
+	ktap_plan(n + n_after + 9);
 	report_results(buf, NULL, "");
 	report_results(after, AFTER_EXIT, "after_the_vcpu_threads_exited: ");
 	ktap_diag("child page pfn %#lx", pfn);
@@ -461,10 +530,17 @@ int main(void)
 	ktap_result(pipefd[0] >= 0, "secret_in_a_pipe");
 	ktap_result(planted, "secret_and_control_given_to_the_check");
 	ktap_diag("%d objects of VM a freed, %d keys planted", frees, freed_keys);
-	ktap_result(frees == 3 * FREED_ROUNDS && freed_keys == 3 * FREED_ROUNDS * FREED_KEYS + 16,
+	ktap_result(frees == 3 * FREED_ROUNDS &&
+		    freed_keys == 3 * FREED_ROUNDS * FREED_KEYS + FREED_CONTROL_KEYS,
 		    "vm_objects_freed_and_the_secret_planted_after_each");
+	/* The plant must have landed: else "no VM maps it" proves nothing. */
+	ktap_diag("freed objects: %s", landed_line);
+	if (quarantine)
+		ktap_skip("secret_found_in_objects_kvm_freed (KASAN's quarantine holds freed objects back)");
+	else
+		ktap_result(landed > 0, "secret_found_in_objects_kvm_freed");
 	ktap_diag("freed control: %s", freed_control_line);
-	if (kasan_quarantine())
+	if (quarantine)
 		ktap_skip("freed_control_secret_found_in_a_freed_bus_left_mapped (KASAN's quarantine holds freed objects back)");
 	else
 		ktap_result(freed_control, "freed_control_secret_found_in_a_freed_bus_left_mapped");
@@ -472,7 +548,7 @@ int main(void)
 	ktap_result(a.vcpu[0].run->exit_reason == KVM_EXIT_IO && a.vcpu[0].run->io.port == 0xe0 &&
 		    b.vcpu[0].run->exit_reason == KVM_EXIT_IO && b.vcpu[0].run->io.port == 0xe0,
 		    "vms_ran_to_the_end");
-	ktap_result(n == (pfn ? 26 : 24) && n_after == 4, "all_checks_reported");
+	ktap_result(n == (pfn ? 28 : 26) && n_after == 4, "all_checks_reported");
 	guest_destroy(&a);
 	guest_destroy(&b);
 	return ktap_exit_code();

@@ -45,9 +45,9 @@
 bool asi_at_boot __ro_after_init;
 /*
  * Why isolation runs degraded, or NULL: lockdep maps all of the kernel's
- * data, and slab debugging puts red zones before every slab object, task
- * structs among them.  Such a kernel tests isolation's paths;
- * it does not keep host data from guests.  It is tainted, and says why.
+ * data, or task structs do not start pages.  Such a kernel tests
+ * isolation's paths; it does not keep host data from guests.  It is
+ * tainted, and says why.
  */
 static const char *asi_degraded_why __read_mostly;
 
@@ -139,22 +139,13 @@ static int asi_map_core_data(struct asi *asi)
 	 * static lock, anywhere in .data and .bss, on each lock operation and
 	 * interrupt flag change.  So a lockdep kernel maps all of them: it
 	 * tests isolation's paths, it does not keep host data from guests.
+	 * .data is mapped with the bug table and ORC's tables (a new
+	 * dependency's stack trace reads them), which the linker script puts
+	 * between .data and the page-aligned vvar page: one range, which
+	 * shares no page.
 	 */
-#ifdef CONFIG_UNWINDER_ORC
-	/*
-	 * Recording a new dependency records a stack trace: ORC's tables.
-	 * They follow .data, after the bug table, and the vvar page starts
-	 * the page after them: one range from .data to there shares no page.
-	 */
-	size = (unsigned long)orc_lookup_end - (unsigned long)_sdata;
-	if (PAGE_ALIGN((unsigned long)orc_lookup_end) == (unsigned long)&__vvar_page)
-		size = PAGE_ALIGN(size);
 	if (!ret)
-		ret = asi_map(asi, _sdata, size, ASI_PTE, "lockdep");
-#else
-	if (!ret)
-		ret = asi_map(asi, _sdata, _edata - _sdata, ASI_PTE, "lockdep");
-#endif
+		ret = asi_map(asi, _sdata, &__vvar_page - _sdata, ASI_PTE, "lockdep");
 	if (!ret)
 		ret = asi_map(asi, __bss_start, __bss_stop - __bss_start,
 			      ASI_PTE, "lockdep");
@@ -300,8 +291,9 @@ EXPORT_SYMBOL_NS_GPL(asi_exclusive_size, ASI);
 
 /*
  * Does every task struct start a page?  The task cache lays them out so
- * (ARCH_MIN_TASKALIGN, asi_task_struct_size()), unless slab debugging puts
- * a red zone before each, which moves them off their pages.
+ * (ARCH_MIN_TASKALIGN, asi_task_struct_size()), the slab's red zones and
+ * KASAN's metadata on pages of their own; the layout is relied on, so it
+ * is checked.
  */
 static bool asi_tasks_page_aligned(void)
 {
@@ -372,7 +364,7 @@ int asi_setup(struct module *const *mods, unsigned int nr_mods)
 	if (IS_ENABLED(CONFIG_LOCKDEP))
 		asi_degraded_why = "lockdep maps all of the kernel's data (CONFIG_LOCKDEP)";
 	else if (!asi_tasks_page_aligned())
-		asi_degraded_why = "slab debugging makes task structs share pages";
+		asi_degraded_why = "task structs do not start pages";
 	if (asi_degraded_why) {
 		add_taint(TAINT_AUX, LOCKDEP_STILL_OK);
 		pr_warn("degraded, the kernel is tainted: %s\n", asi_degraded_why);

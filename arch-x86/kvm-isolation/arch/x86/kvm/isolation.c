@@ -444,6 +444,9 @@ void kvm_arch_buses_updated(struct kvm *kvm, struct kvm_io_bus *old)
 			continue;
 		if (!kvm_x86_isolation_keep_freed(xi, old))
 			asi_unmap(xi->iso, old);
+		kvm_x86_isolation_note_freed(xi, old,
+					     kvm_arch_vm_object_size(struct_size(old, range,
+										 old->dev_count)));
 		xi->retired[i] = NULL;
 	}
 	mutex_unlock(&xi->lock);
@@ -643,8 +646,15 @@ void kvm_x86_isolation_memslot(struct kvm *kvm, const struct kvm_memory_slot *ol
 		return;
 	if (change != KVM_MR_DELETE)
 		kvm_x86_isolation_map_optional(kvm, new, sizeof(*new), "VM", "a memslot");
-	if (change != KVM_MR_CREATE)
-		kvm_x86_isolation_unmap_optional(kvm, old);
+	if (change == KVM_MR_CREATE)
+		return;
+	kvm_x86_isolation_unmap_optional(kvm, old);
+	if (IS_ENABLED(CONFIG_ADDRESS_SPACE_ISOLATION_DEBUG)) {
+		mutex_lock(&kvm->arch.isolation->lock);
+		kvm_x86_isolation_note_freed(kvm->arch.isolation, old,
+					     kvm_arch_vm_object_size(sizeof(*old)));
+		mutex_unlock(&kvm->arch.isolation->lock);
+	}
 }
 
 /* Drop a vCPU's use of a task; the last user unmaps it. */

@@ -68,6 +68,9 @@ struct kvm_x86_isolation_task {
 	unsigned int users;		/* vCPUs whose last runner it is */
 };
 
+/* How many of the objects a VM mapped and KVM freed the check looks at. */
+#define KVM_X86_ISOLATION_FREED 16
+
 /* What a VM maps, beyond what its isolation instance tracks itself. */
 struct kvm_x86_isolation {
 	struct asi *iso;
@@ -91,6 +94,9 @@ struct kvm_x86_isolation {
 	void *audit_control;		/* with the debugging aids only */
 	/* The freed-memory control: a retired bus left mapped when freed. */
 	void *freed_control;		/* with the debugging aids only */
+	/* The last objects KVM freed of those the VM mapped, for the check. */
+	struct kvm_isolation_obj freed[KVM_X86_ISOLATION_FREED];
+	unsigned int nr_freed;		/* ever; the last are in freed[] */
 };
 
 /* The objects of a vCPU that its VM maps. */
@@ -103,6 +109,7 @@ void kvm_x86_isolation_debug_teardown(void);
 void kvm_x86_isolation_audit(struct kvm_x86_isolation *xi);
 void kvm_x86_isolation_plant_audit_control(struct kvm_x86_isolation *xi);
 bool kvm_x86_isolation_keep_freed(struct kvm_x86_isolation *xi, void *old);
+void kvm_x86_isolation_note_freed(struct kvm_x86_isolation *xi, const void *ptr, size_t size);
 #else
 static inline void kvm_x86_isolation_debug_init(struct dentry *dir) {}
 static inline void kvm_x86_isolation_debug_teardown(void) {}
@@ -112,6 +119,9 @@ static inline bool kvm_x86_isolation_keep_freed(struct kvm_x86_isolation *xi, vo
 {
 	return false;
 }
+
+static inline void kvm_x86_isolation_note_freed(struct kvm_x86_isolation *xi, const void *ptr,
+						size_t size) {}
 #endif
 
 void kvm_x86_isolation_setup(struct kvm_x86_init_ops *ops);

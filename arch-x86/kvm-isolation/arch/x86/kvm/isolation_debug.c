@@ -7,7 +7,8 @@
  *   check   while VMs run, one "ok"/"not ok" line per check of what each
  *           VM's table maps; writing "pfn N", "secret HEX", "control HEX",
  *           "audit_control" or "freed_control" sets what the next reads
- *           look for
+ *           look for; each VM's line on the objects KVM freed counts
+ *           those that hold the secret
  *   audits, audit_findings, audit_controls
  *           with kvm.isolation_audit=1, each VM's table is audited as the
  *           VM goes: how many, how many had findings, how many controls
@@ -111,6 +112,62 @@ static unsigned long kvm_x86_isolation_user_fpu(struct kvm_x86_isolation *xi)
 	return n;
 }
 
+/* Does @len bytes at @p hold the needle? */
+static bool kvm_x86_isolation_holds(const u8 *p, size_t len,
+				    const struct kvm_x86_isolation_needle *n)
+{
+	size_t i;
+
+	for (i = 0; i + n->len <= len; i++)
+		if (!memcmp(p + i, n->bytes, n->len))
+			return true;
+	return false;
+}
+
+/* Is @ptr an object the VM maps now (KVM may reuse what it freed)? */
+static bool kvm_x86_isolation_live(struct kvm_x86_isolation *xi, const void *ptr)
+{
+	int i;
+
+	for (i = 0; i < KVM_NR_BUSES; i++)
+		if (xi->buses[i] == ptr || xi->retired[i] == ptr)
+			return true;
+	return xa_load(&xi->optional, (unsigned long)ptr);
+}
+
+/*
+ * The last objects KVM freed of those the VM mapped: the VM must map none
+ * of them (but where KVM allocated a new object of the VM since), and how
+ * many now hold the planted secret says whether a test planted it where
+ * KVM had freed.  Freed memory is copied without faulting first, and not
+ * read at all under KASAN, which would report each read.
+ */
+static void kvm_x86_isolation_check_freed(struct seq_file *m, struct kvm_x86_isolation *xi,
+					  const char *name)
+{
+	bool read = !IS_ENABLED(CONFIG_KASAN) && check_secret.len;
+	unsigned int i, n, mapped = 0, holding = 0;
+	const struct kvm_isolation_obj *o;
+	u8 *copy;
+
+	mutex_lock(&xi->lock);
+	n = min_t(unsigned int, xi->nr_freed, KVM_X86_ISOLATION_FREED);
+	for (i = 0; i < n; i++) {
+		o = &xi->freed[i];
+		mapped += asi_maps_any(xi->iso, o->ptr, o->size) &&
+			  !kvm_x86_isolation_live(xi, o->ptr);
+		copy = read ? kvmalloc(o->size, GFP_KERNEL) : NULL;
+		read = read && copy;
+		if (copy && !copy_from_kernel_nofault(copy, o->ptr, o->size))
+			holding += kvm_x86_isolation_holds(copy, o->size, &check_secret);
+		kvfree(copy);
+	}
+	mutex_unlock(&xi->lock);
+	seq_printf(m, "%s %s maps none of the last %u objects KVM freed while it lived (%u mapped, %u of them hold the secret%s)\n",
+		   mapped ? "not ok" : "ok", name, n, mapped, holding,
+		   read ? "" : ", not read");
+}
+
 /*
  * debugfs "check": while VMs run, nothing of another VM, no page of another
  * process, no page without a mapped object, and no page that a mapped
@@ -176,6 +233,7 @@ static int kvm_x86_isolation_check_show(struct seq_file *m, void *v)
 			seq_printf(m, "%s %s maps no page holding the planted secret (%ld)\n",
 				   found ? "not ok" : "ok", name, found);
 		}
+		kvm_x86_isolation_check_freed(m, xi, name);
 		/* In each vCPU's run page, and nowhere else it maps. */
 		if (check_control.len) {
 			found = asi_find(xi->iso, check_control.bytes, check_control.len);
@@ -218,7 +276,9 @@ static int kvm_x86_isolation_set_needle(struct kvm_x86_isolation_needle *n, cons
 
 /*
  * For the next reads: "pfn N", a page that must not be mapped; "secret
- * HEX", bytes no VM may map; "control HEX", bytes every VM must map.
+ * HEX", bytes no VM may map; "control HEX", bytes every VM must map;
+ * "audit_control" and "freed_control" (or "freed_control off") arm or
+ * disarm the controls.
  */
 static ssize_t kvm_x86_isolation_check_write(struct file *file, const char __user *buf,
 					     size_t len, loff_t *ppos)
@@ -242,6 +302,9 @@ static ssize_t kvm_x86_isolation_check_write(struct file *file, const char __use
 		ret = 0;
 	} else if (!strcmp(strim(str), "freed_control")) {
 		atomic_set(&kvm_x86_isolation_freed_control_armed, 1);
+		ret = 0;
+	} else if (!strcmp(strim(str), "freed_control off")) {
+		atomic_set(&kvm_x86_isolation_freed_control_armed, 0);
 		ret = 0;
 	}
 	memzero_explicit(str, sizeof(str));
@@ -352,6 +415,23 @@ void kvm_x86_isolation_plant_audit_control(struct kvm_x86_isolation *xi)
 	}
 	if (!xi->audit_control)
 		pr_warn("the audit's control could not be planted\n");
+}
+
+/**
+ * kvm_x86_isolation_note_freed() - remember an object KVM is about to free
+ * @xi: the VM's isolation, its lock held
+ * @ptr: the object, which the VM mapped until now
+ * @size: the size allocated for it
+ *
+ * The check reads the last ones: the VM must map none, and what it finds
+ * of the planted secret in them shows that a test planted it where KVM
+ * had freed.
+ */
+void kvm_x86_isolation_note_freed(struct kvm_x86_isolation *xi, const void *ptr, size_t size)
+{
+	lockdep_assert_held(&xi->lock);
+	xi->freed[xi->nr_freed++ % KVM_X86_ISOLATION_FREED] =
+		(struct kvm_isolation_obj) { ptr, size };
 }
 
 /**
