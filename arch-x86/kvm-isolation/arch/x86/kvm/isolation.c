@@ -301,7 +301,9 @@ EXPORT_SYMBOL_NS_GPL(kvm_x86_isolation_vcpu_align, KVM);
  * more to their size, and larger ones come from the page allocator or
  * vmalloc.  So are the objects of the vCPU and emulator caches, which are
  * page aligned: metadata the slab keeps after each (KASAN's) is then on a
- * page of its own.
+ * page of its own.  Those caches are created as kvm.ko's parameter asks,
+ * before setup knows whether isolation can run; if it cannot, their
+ * objects stay whole pages.
  *
  * Return: @size, or @size rounded up to pages with isolation on.
  */
