@@ -185,6 +185,20 @@ static int free_and_plant(struct guest *g, int efd)
 	return frees;
 }
 
+/* The start of the line of @buf that @p is in. */
+static const char *line_start(const char *buf, const char *p)
+{
+	while (p > buf && p[-1] != '\n')
+		p--;
+	return p;
+}
+
+/* The VM an "ok"/"not ok" line of the check is about: its first word after. */
+static const char *line_vm(const char *start)
+{
+	return start + (strncmp(start, "not ok ", 7) ? 3 : 7);
+}
+
 /*
  * In a read of the check, the line of @what (a substring) about the VM
  * that freed objects (the only one whose freed-objects line counts more
@@ -197,11 +211,9 @@ static const char *freeing_vm_line(const char *buf, const char *what, char *vm, 
 
 	*vm = 0;
 	for (line = buf; (line = strstr(line, "objects KVM freed")); line++) {
-		const char *start = line, *count;
+		const char *start = line_start(buf, line), *count;
 
-		while (start > buf && start[-1] != '\n')
-			start--;
-		name = start + (strncmp(start, "not ok ", 7) ? 3 : 7);
+		name = line_vm(start);
 		count = strstr(start, "maps none of the last ");
 		if (count && count < line &&
 		    sscanf(count, "maps none of the last %u", &n) == 1 && n > 0)
@@ -210,13 +222,9 @@ static const char *freeing_vm_line(const char *buf, const char *what, char *vm, 
 	if (!*vm)
 		return NULL;
 	for (line = buf; (line = strstr(line, what)); line++) {
-		const char *start = line;
-
-		while (start > buf && start[-1] != '\n')
-			start--;
-		name = start + (strncmp(start, "not ok ", 7) ? 3 : 7);
+		name = line_vm(line_start(buf, line));
 		if (!strncmp(name, vm, strlen(vm)) && name[strlen(vm)] == ' ')
-			return start;
+			return line_start(buf, line);
 	}
 	return NULL;
 }
@@ -270,10 +278,8 @@ static bool freed_control_found(struct guest *g, int efd)
 	close(fd);
 	buf[len > 0 ? len : 0] = 0;
 	for (line = buf; (line = strstr(line, "planted secret")); line++) {
-		const char *start = line;
+		const char *start = line_start(buf, line);
 
-		while (start > buf && start[-1] != '\n')
-			start--;
 		if (!strncmp(start, "not ok ", 7))
 			found++;
 		else if (!strncmp(start, "ok ", 3))
