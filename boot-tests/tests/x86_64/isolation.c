@@ -72,30 +72,38 @@ int64_t iso_stat_sum(const struct iso_stats *s, const char *prefix)
 	return sum;
 }
 
-bool iso_reset_stats(void)
+/* Write @val to the debugfs file @name. */
+static bool iso_write(const char *name, const char *val)
 {
-	int fd = open(ISO_DIR "/stats", O_WRONLY);
+	char path[128];
+	int fd;
 	bool ok;
 
+	snprintf(path, sizeof(path), ISO_DIR "/%s", name);
+	fd = open(path, O_WRONLY);
 	if (fd < 0)
 		return false;
-	ok = write(fd, "0", 1) == 1;
+	ok = write(fd, val, strlen(val)) == (ssize_t)strlen(val);
 	close(fd);
 	return ok;
 }
 
+bool iso_reset_stats(void)
+{
+	return iso_write("stats", "0");
+}
+
 bool iso_arm_canary(unsigned int n)
 {
-	int fd = open(ISO_DIR "/canary", O_WRONLY);
 	char buf[16];
-	bool ok;
 
-	if (fd < 0)
-		return false;
 	snprintf(buf, sizeof(buf), "%u", n);
-	ok = write(fd, buf, strlen(buf)) == (ssize_t)strlen(buf);
-	close(fd);
-	return ok;
+	return iso_write("canary", buf);
+}
+
+bool iso_ds_control(bool on)
+{
+	return iso_write("ds_control", on ? "1" : "0");
 }
 
 int iso_fault_sites(void)

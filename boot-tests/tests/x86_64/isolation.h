@@ -30,6 +30,11 @@ bool iso_reset_stats(void);
  * kernel's test canary; needs its KUnit tests built); 0 disarms.
  */
 bool iso_arm_canary(unsigned int n);
+/*
+ * Make every CPU act as if its PMU wrote its debug store (PEBS, BTS), which
+ * keeps it out of isolation (test kernels); false stops.
+ */
+bool iso_ds_control(bool on);
 /* Entries in the fault log; -1 if it cannot be read.  Prints them as diagnostics. */
 int iso_fault_sites(void);
 /* Was @param=@value given on the kernel command line? */

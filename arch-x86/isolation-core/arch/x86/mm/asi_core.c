@@ -193,6 +193,28 @@ static int asi_map_module(struct asi *asi, struct module *mod)
 	return asi_map_percpu_kind(asi, mod->percpu, mod->percpu_size, "core", ASI_KIND_OBJECT);
 }
 
+/*
+ * The cpu_entry_area, page by page: the IDT, and each CPU's GDT, entry
+ * stack, TSS and exception stacks, which the CPU and the entry code use
+ * before an interrupt or exception can leave isolation.  Not the debug
+ * store and the PEBS/BTS buffers after them: PEBS and BTS write sampled
+ * host registers and branches there, so a CPU whose PMU may write them
+ * stays out of isolation instead (asi_enter()).
+ */
+static int asi_map_cpu_entry_area(struct asi *asi)
+{
+	size_t size = offsetof(struct cpu_entry_area, cpu_debug_store);
+	int cpu, ret;
+
+	ret = asi_map(asi, (void *)CPU_ENTRY_AREA_RO_IDT, PAGE_SIZE, ASI_PTE, "core");
+	for_each_possible_cpu(cpu) {
+		if (ret)
+			break;
+		ret = asi_map(asi, get_cpu_entry_area(cpu), size, ASI_PTE, "core");
+	}
+	return ret;
+}
+
 static int asi_map_core(struct asi *asi, struct module *const *mods,
 			unsigned int nr_mods, const char **what)
 {
@@ -210,14 +232,8 @@ static int asi_map_core(struct asi *asi, struct module *const *mods,
 		      ASI_PMD, "core");
 	if (ret)
 		return ret;
-	/*
-	 * The entry code's IDT, GDT, entry stack, TSS and exception stacks;
-	 * and the debug stores and PEBS/BTS buffers, which the CPU writes
-	 * through whatever table is loaded when a counter samples host code.
-	 */
 	*what = "cpu_entry_area";
-	ret = asi_map(asi, (void *)CPU_ENTRY_AREA_BASE, CPU_ENTRY_AREA_MAP_SIZE,
-		      ASI_P4D, "core");
+	ret = asi_map_cpu_entry_area(asi);
 	if (ret)
 		return ret;
 	*what = "per-CPU data";

@@ -367,6 +367,20 @@ static void asi_audit_irq_stacks(struct asi *asi, struct asi_audit *res)
 }
 
 /*
+ * No CPU's debug store or PEBS/BTS buffers may be mapped: they hold
+ * sampled host registers and branch records.
+ */
+static void asi_audit_debug_stores(struct asi *asi, struct asi_audit *res)
+{
+	const size_t size = sizeof(struct debug_store) + sizeof(struct debug_store_buffers);
+	int cpu;
+
+	for_each_possible_cpu(cpu)
+		res->debug_stores += asi_maps_any_locked(asi,
+				&get_cpu_entry_area(cpu)->cpu_debug_store, size);
+}
+
+/*
  * The tasks mapped with asi_map_task(), which may have exited,
  * and every other task on the system, none of whose task struct or stack
  * pages may be mapped.
@@ -437,10 +451,11 @@ static void asi_audit_padding(struct seq_file *m, struct asi *asi)
  * may have a page of its task struct or stack mapped.  Every leaf must
  * still map what the kernel maps at its address (not stale) with no more
  * rights (not writable where the kernel's mapping is read-only, never
- * writable and executable), and no CPU's hard-IRQ stack may be mapped.
+ * writable and executable), and no CPU's hard-IRQ stack, debug store or
+ * PEBS/BTS buffer may be mapped.
  *
  * Return: the number of findings: stray, shared, stale and writable pages,
- * and mapped hard-IRQ stacks.
+ * and CPUs whose hard-IRQ stack or debug store is mapped.
  */
 unsigned long asi_audit(struct asi *asi, struct seq_file *m,
 			unsigned int max_lines, struct asi_audit *res)
@@ -452,10 +467,12 @@ unsigned long asi_audit(struct asi *asi, struct seq_file *m,
 	asi_audit_table(&a, asi->pgd, ASI_PGD, 0);
 	asi_audit_tasks(asi, res);
 	asi_audit_irq_stacks(asi, res);
+	asi_audit_debug_stores(asi, res);
 	if (m)
 		asi_audit_padding(m, asi);
 	mutex_unlock(&asi->lock);
-	return res->stray + res->shared + res->stale + res->writable + res->irq_stacks;
+	return res->stray + res->shared + res->stale + res->writable + res->irq_stacks +
+	       res->debug_stores;
 }
 EXPORT_SYMBOL_NS_GPL(asi_audit, ASI);
 

@@ -704,6 +704,36 @@ static void asi_test_audit_rights(struct kunit *test)
 	__free_page(page);
 }
 
+/* The audit's positive control for debug stores: this CPU's, mapped. */
+static void asi_test_audit_debug_store(struct kunit *test)
+{
+	struct asi *asi = asi_test_create(test, NULL);
+	void *ds = &get_cpu_entry_area(raw_smp_processor_id())->cpu_debug_store;
+	struct page *page = NULL;
+	struct asi_audit res;
+
+	asi_audit(asi, NULL, 0, &res);
+	KUNIT_EXPECT_EQ(test, res.debug_stores, 0UL);
+	/* The kernel maps it on Intel CPUs only: elsewhere, a page of ours. */
+	if (!asi_kernel_entry((unsigned long)ds, ASI_PTE)) {
+		page = alloc_page(GFP_KERNEL | __GFP_ZERO);
+		KUNIT_ASSERT_NOT_NULL(test, page);
+		cea_set_pte(ds, PFN_PHYS(page_to_pfn(page)), PAGE_KERNEL);
+	}
+	KUNIT_EXPECT_EQ(test, asi_test_map(asi, ds, PAGE_SIZE, ASI_PTE), 0);
+	asi_audit(asi, NULL, 0, &res);
+	KUNIT_EXPECT_EQ(test, res.debug_stores, 1UL);
+	asi_unmap(asi, ds);
+	asi_audit(asi, NULL, 0, &res);
+	KUNIT_EXPECT_EQ(test, res.debug_stores, 0UL);
+	asi_destroy(asi);
+	if (page) {
+		cea_set_pte(ds, 0, PAGE_NONE);
+		flush_tlb_kernel_range((unsigned long)ds, (unsigned long)ds + PAGE_SIZE);
+		__free_page(page);
+	}
+}
+
 /* The audit's positive control for hard-IRQ stacks: this CPU's, mapped. */
 static void asi_test_audit_irq_stack(struct kunit *test)
 {
@@ -794,6 +824,7 @@ static struct kunit_case asi_test_cases[] = {
 	KUNIT_CASE(asi_test_audit_shared),
 	KUNIT_CASE(asi_test_audit_rights),
 	KUNIT_CASE(asi_test_audit_irq_stack),
+	KUNIT_CASE(asi_test_audit_debug_store),
 	KUNIT_CASE(asi_test_audit_tasks),
 	KUNIT_CASE(asi_test_find),
 	{}

@@ -39,6 +39,7 @@
 
 #include <asm/hardirq.h>
 #include <asm/msr.h>
+#include <asm/perf_event.h>
 #include <asm/asi_debug.h>
 #include <asm/tlbflush.h>
 
@@ -124,6 +125,31 @@ enum asi_exit_why {
 
 static void asi_leave(struct asi_cpu *c, enum asi_exit_why why);
 
+#ifdef CONFIG_ADDRESS_SPACE_ISOLATION_DEBUG
+/* No emulated CPU has PEBS or BTS: tests pretend that every PMU writes. */
+static bool asi_ds_pretend;
+
+/**
+ * asi_pretend_ds_in_use() - treat every CPU's PMU as writing its debug store
+ * @on: pretend, or stop
+ */
+void asi_pretend_ds_in_use(bool on)
+{
+	WRITE_ONCE(asi_ds_pretend, on);
+}
+EXPORT_SYMBOL_NS_GPL(asi_pretend_ds_in_use, ASI);
+
+static bool asi_ds_pretended(void)
+{
+	return READ_ONCE(asi_ds_pretend);
+}
+#else
+static bool asi_ds_pretended(void)
+{
+	return false;
+}
+#endif
+
 /**
  * asi_enter() - switch this CPU to an isolated address space
  * @asi: the instance
@@ -131,6 +157,12 @@ static void asi_leave(struct asi_cpu *c, enum asi_exit_why why);
  * Called with preemption disabled, by the user before VM-entry.  Nothing happens
  * when @asi is already loaded.  The caller leaves with asi_exit()
  * before the task can be scheduled out or return to user space.
+ *
+ * A CPU whose PMU may write its debug store (a PEBS or BTS event of the
+ * host is on) stays on the full table, and its next VM-entry flushes:
+ * the CPU writes the records through whatever table is loaded, and no
+ * restricted table maps the debug store.  Perf turns such events on only
+ * from an interrupt or the scheduler, which this CPU left isolation for.
  */
 void asi_enter(struct asi *asi)
 {
@@ -145,6 +177,11 @@ void asi_enter(struct asi *asi)
 	/* Another instance: its user did not leave it.  Never run on its table. */
 	if (WARN_ON_ONCE(c->asi))
 		asi_leave(c, ASI_EXIT_CALLER);
+	if (unlikely(intel_pmu_ds_in_use() || asi_ds_pretended())) {
+		c->stats.ds_holds++;
+		this_cpu_write(asi_trip, true);
+		goto out;
+	}
 
 	c->switching = true;
 	c->asi = asi;
@@ -458,6 +495,7 @@ void asi_get_stats(struct asi_stats *sum)
 		sum->ibpb_missed += READ_ONCE(s->ibpb_missed);
 #endif
 		sum->unexpected += READ_ONCE(s->unexpected);
+		sum->ds_holds += READ_ONCE(s->ds_holds);
 	}
 }
 EXPORT_SYMBOL_NS_GPL(asi_get_stats, ASI);

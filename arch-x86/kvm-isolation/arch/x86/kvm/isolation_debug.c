@@ -16,6 +16,10 @@
  *   ranges  every mapped range: instance, owner, start, end, bytes, level
  *   canary  writing N makes each CPU's next N isolated VM-entries read a
  *           page nothing maps: canary_faults in stats
+ *   ds_control
+ *           writing 1 makes every CPU act as if its PMU wrote its debug
+ *           store (PEBS, BTS), so that none enters isolation: ds_holds
+ *           in stats; 0 stops
  *
  * They read any memory a VM's table maps: not for production kernels.
  */
@@ -217,6 +221,8 @@ static int kvm_x86_isolation_check_show(struct seq_file *m, void *v)
 			   audit.writable ? "not ok" : "ok", name, audit.writable);
 		seq_printf(m, "%s %s maps no CPU's hard-IRQ stack (%lu mapped)\n",
 			   audit.irq_stacks ? "not ok" : "ok", name, audit.irq_stacks);
+		seq_printf(m, "%s %s maps no CPU's debug store or PEBS/BTS buffers (%lu CPUs')\n",
+			   audit.debug_stores ? "not ok" : "ok", name, audit.debug_stores);
 		seq_printf(m, "%s %s maps %lu tasks that run its vCPUs and no page of another task (%lu mapped)\n",
 			   audit.other_tasks || !audit.tasks ? "not ok" : "ok", name,
 			   audit.tasks, audit.other_tasks);
@@ -324,11 +330,12 @@ static const struct file_operations kvm_x86_isolation_check_fops = {
 /*
  * Pages the VM's address space may not map: stray ones, shared ones,
  * other tasks' pages, stale pages, pages writable where the kernel's
- * mapping is not, CPUs' hard-IRQ stacks and tasks' user FPU state.  A
+ * mapping is not, CPUs' hard-IRQ stacks and debug stores, and tasks' user
+ * FPU state.  A
  * degraded kernel (asi_degraded()) has findings, and they are counted.
  */
 struct kvm_x86_isolation_findings {
-	unsigned long stray, shared, others, stale, writable, irq_stacks, user_fpu;
+	unsigned long stray, shared, others, stale, writable, irq_stacks, debug_stores, user_fpu;
 };
 
 static unsigned long kvm_x86_isolation_findings(struct kvm_x86_isolation *xi,
@@ -341,11 +348,12 @@ static unsigned long kvm_x86_isolation_findings(struct kvm_x86_isolation *xi,
 	f->stale = a.stale;
 	f->writable = a.writable;
 	f->irq_stacks = a.irq_stacks;
+	f->debug_stores = a.debug_stores;
 	f->user_fpu = kvm_x86_isolation_user_fpu(xi);
 	f->shared = a.shared;
 	f->others = a.other_tasks;
 	return f->stray + f->shared + f->others + f->stale + f->writable + f->irq_stacks +
-	       f->user_fpu;
+	       f->debug_stores + f->user_fpu;
 }
 
 /**
@@ -391,9 +399,9 @@ void kvm_x86_isolation_audit(struct kvm_x86_isolation *xi)
 	if (!total)
 		return;
 	atomic_inc(&kvm_x86_isolation_audit_findings);
-	pr_err("isolation audit: %s maps %lu stray pages, %lu shared pages, %lu other tasks' pages, %lu stale pages, %lu pages writable beyond the kernel's mapping, %lu CPUs' hard-IRQ stacks and %lu tasks' user FPU state (debugfs kvm/isolation/check names them while a VM runs)\n",
+	pr_err("isolation audit: %s maps %lu stray pages, %lu shared pages, %lu other tasks' pages, %lu stale pages, %lu pages writable beyond the kernel's mapping, %lu CPUs' hard-IRQ stacks, %lu CPUs' debug stores and %lu tasks' user FPU state (debugfs kvm/isolation/check names them while a VM runs)\n",
 	       asi_name(xi->iso), f.stray, f.shared, f.others, f.stale, f.writable, f.irq_stacks,
-	       f.user_fpu);
+	       f.debug_stores, f.user_fpu);
 }
 
 /**
@@ -473,6 +481,25 @@ static const struct file_operations iso_canary_fops = {
 	.llseek = noop_llseek,
 };
 
+static ssize_t iso_ds_control_write(struct file *file, const char __user *buf, size_t len,
+				    loff_t *ppos)
+{
+	bool on;
+	int ret = kstrtobool_from_user(buf, len, &on);
+
+	if (ret)
+		return ret;
+	asi_pretend_ds_in_use(on);
+	return len;
+}
+
+static const struct file_operations iso_ds_control_fops = {
+	.owner = THIS_MODULE,
+	.open = simple_open,
+	.write = iso_ds_control_write,
+	.llseek = noop_llseek,
+};
+
 /**
  * kvm_x86_isolation_debug_init() - create the debugging files
  * @dir: KVM's isolation directory in debugfs
@@ -485,6 +512,7 @@ void kvm_x86_isolation_debug_init(struct dentry *dir)
 	debugfs_create_atomic_t("audit_controls", 0444, dir, &kvm_x86_isolation_audit_controls);
 	debugfs_create_file("ranges", 0444, dir, NULL, &asi_ranges_fops);
 	debugfs_create_file("canary", 0200, dir, NULL, &iso_canary_fops);
+	debugfs_create_file("ds_control", 0200, dir, NULL, &iso_ds_control_fops);
 }
 
 /**
@@ -496,4 +524,5 @@ void kvm_x86_isolation_debug_teardown(void)
 	kfree(check_control.bytes);
 	check_secret = (struct kvm_x86_isolation_needle) {};
 	check_control = (struct kvm_x86_isolation_needle) {};
+	asi_pretend_ds_in_use(false);
 }

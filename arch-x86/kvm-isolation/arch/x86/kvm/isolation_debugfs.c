@@ -79,6 +79,7 @@ static int iso_stats_show(struct seq_file *m, void *v)
 	seq_printf(m, "ibpb_missed %llu\n", s.ibpb_missed);
 #endif
 	seq_printf(m, "unexpected %llu\n", s.unexpected);
+	seq_printf(m, "ds_holds %llu\n", s.ds_holds);
 	seq_printf(m, "smt_holds %llu\n", s.smt_holds);
 	/* tsc_khz cycles per millisecond */
 	seq_printf(m, "smt_held_us %llu\n", div_u64(s.smt_held_cycles * 1000, tsc_khz ?: 1));

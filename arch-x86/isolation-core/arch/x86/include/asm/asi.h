@@ -56,6 +56,7 @@ struct asi_stats {
 	u64 ibpb_missed;	/* deferred IBPBs found pending on full mappings */
 #endif
 	u64 unexpected;		/* left by asi_assert_left(): a caller's bug */
+	u64 ds_holds;		/* entries refused: the PMU may write its debug store */
 	u64 smt_holds;		/* guest entries refused: a sibling ran host code */
 	u64 smt_held_cycles;	/* TSC cycles from a first refusal to the entry */
 	u64 smt_kicks;		/* siblings kicked out of guest mode by a leave */

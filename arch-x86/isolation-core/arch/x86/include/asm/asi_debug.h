@@ -22,6 +22,7 @@ struct asi_audit {
 	unsigned long stale;		/* pages the kernel unmapped, moved or freed since */
 	unsigned long writable;		/* pages writable where the kernel's are not, or W+X */
 	unsigned long irq_stacks;	/* CPUs whose hard-IRQ stack is mapped */
+	unsigned long debug_stores;	/* CPUs whose debug store or PEBS/BTS buffers are */
 	unsigned long tasks;		/* tasks mapped with asi_map_task() */
 	unsigned long other_tasks;	/* other tasks with a page mapped */
 	/* What this kernel cannot put on pages of their own: */
@@ -38,6 +39,8 @@ void asi_ptdump(struct seq_file *m);
 
 /* Prove that the restricted table is what is loaded at VM-entry. */
 int asi_arm_canary(unsigned int n);
+/* Prove that a CPU whose PMU writes its debug store stays out. */
+void asi_pretend_ds_in_use(bool on);
 
 #endif /* CONFIG_ADDRESS_SPACE_ISOLATION_DEBUG */
 
