@@ -12,9 +12,9 @@
  * vector registers when they call KVM_RUN the second time, where KVM saves
  * the VMM's registers: no VM may map them, while the threads run and after
  * they exited.  Before the VMs run, KVM frees objects the first VM mapped
- * (I/O buses, a memslot), and the secret is planted in memory allocated
- * right after each free; the control keeps one freed bus mapped, and the
- * search must find the secret there.  Every "ok"/"not ok" line the check
+ * (I/O buses, a memslot, CPUID tables), and the secret is planted in
+ * memory allocated right after each free; the control keeps one freed bus
+ * mapped, and the search must find the secret there.  Every "ok"/"not ok" line the check
  * prints is a KTAP case, every "# " line a diagnostic.
  */
 #define _GNU_SOURCE
@@ -91,8 +91,10 @@ static void *run_vm(void *arg)
 
 /*
  * Freed memory.  KVM frees a VM's PIO bus each time an ioeventfd is
- * assigned or deassigned (it installs a copy), and a memslot when it is
- * deleted: each a page-sized kmalloc() object that the VM maps.  Right
+ * assigned or deassigned (it installs a copy), a memslot when it is
+ * deleted, and a vCPU's CPUID table when KVM_SET_CPUID2 replaces it
+ * (before the vCPU first runs): each a page-sized kmalloc() object that
+ * the VM maps.  Right
  * after each free, on the same CPU, user keys take the secret into objects
  * of the same kmalloc() cache (the test kernels have no kmem accounting,
  * so KVM's accounted allocations and the keys' share caches), and SLUB
@@ -167,7 +169,13 @@ static bool free_memslot(struct guest *g)
 	return !ioctl(g->vm_fd, KVM_SET_USER_MEMORY_REGION, &slot);
 }
 
-/* Free FREED_ROUNDS times three of @g's objects, planting after each. */
+/* Have KVM free the CPUID table of @g's first vCPU, which has not run yet. */
+static bool free_cpuid(struct guest *g)
+{
+	return !ioctl(g->vcpu[0].fd, KVM_SET_CPUID2, g->cpuid);
+}
+
+/* Free FREED_ROUNDS times four of @g's objects, planting after each. */
 static int free_and_plant(struct guest *g, int efd)
 {
 	int frees = 0, i;
@@ -179,6 +187,8 @@ static int free_and_plant(struct guest *g, int efd)
 		if (free_bus(g, efd, true))
 			plant_keys(FREED_KEYS), frees++;
 		if (free_memslot(g))
+			plant_keys(FREED_KEYS), frees++;
+		if (free_cpuid(g))
 			plant_keys(FREED_KEYS), frees++;
 	}
 	iso_pin_to_cpu(-1);
@@ -536,8 +546,8 @@ int main(void)
 	ktap_result(pipefd[0] >= 0, "secret_in_a_pipe");
 	ktap_result(planted, "secret_and_control_given_to_the_check");
 	ktap_diag("%d objects of VM a freed, %d keys planted", frees, freed_keys);
-	ktap_result(frees == 3 * FREED_ROUNDS &&
-		    freed_keys == 3 * FREED_ROUNDS * FREED_KEYS + FREED_CONTROL_KEYS,
+	ktap_result(frees == 4 * FREED_ROUNDS &&
+		    freed_keys == 4 * FREED_ROUNDS * FREED_KEYS + FREED_CONTROL_KEYS,
 		    "vm_objects_freed_and_the_secret_planted_after_each");
 	/* The plant must have landed: else "no VM maps it" proves nothing. */
 	ktap_diag("freed objects: %s", landed_line);

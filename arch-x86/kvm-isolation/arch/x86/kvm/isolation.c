@@ -630,6 +630,22 @@ static void kvm_x86_isolation_unmap_optional(struct kvm *kvm, const void *ptr)
 		asi_unmap(xi->iso, ptr);
 }
 
+/*
+ * An object the VM mapped, unmapped and about to be freed: the debugging
+ * aids remember it for the check (the I/O buses' path holds the lock and
+ * calls kvm_x86_isolation_note_freed() itself).
+ */
+static void kvm_x86_isolation_freeing(struct kvm *kvm, const void *ptr, size_t size)
+{
+	struct kvm_x86_isolation *xi = kvm->arch.isolation;
+
+	if (!IS_ENABLED(CONFIG_ADDRESS_SPACE_ISOLATION_DEBUG))
+		return;
+	mutex_lock(&xi->lock);
+	kvm_x86_isolation_note_freed(xi, ptr, size);
+	mutex_unlock(&xi->lock);
+}
+
 /**
  * kvm_x86_isolation_memslot() - follow a committed memslot change
  * @kvm: the VM
@@ -651,12 +667,7 @@ void kvm_x86_isolation_memslot(struct kvm *kvm, const struct kvm_memory_slot *ol
 	if (change == KVM_MR_CREATE)
 		return;
 	kvm_x86_isolation_unmap_optional(kvm, old);
-	if (IS_ENABLED(CONFIG_ADDRESS_SPACE_ISOLATION_DEBUG)) {
-		mutex_lock(&kvm->arch.isolation->lock);
-		kvm_x86_isolation_note_freed(kvm->arch.isolation, old,
-					     kvm_arch_vm_object_size(sizeof(*old)));
-		mutex_unlock(&kvm->arch.isolation->lock);
-	}
+	kvm_x86_isolation_freeing(kvm, old, kvm_arch_vm_object_size(sizeof(*old)));
 }
 
 /* Drop a vCPU's use of a task; the last user unmaps it. */
@@ -1027,7 +1038,7 @@ void kvm_x86_isolation_vcpu_destroy(struct kvm_vcpu *vcpu)
  * @nent: the number of entries of @new
  *
  * CPUID exits read the table, so KVM_SET_CPUID maps the new one and
- * unmaps the old one.
+ * unmaps the old one, which it frees next.
  */
 void kvm_x86_isolation_cpuid(struct kvm_vcpu *vcpu, struct kvm_cpuid_entry2 *old,
 			     struct kvm_cpuid_entry2 *new, int nent)
@@ -1037,6 +1048,10 @@ void kvm_x86_isolation_cpuid(struct kvm_vcpu *vcpu, struct kvm_cpuid_entry2 *old
 	if (new)
 		kvm_x86_isolation_map_optional(vcpu->kvm, new, nent * sizeof(*new), "vCPU",
 					       "the CPUID table");
-	if (old)
-		kvm_x86_isolation_unmap_optional(vcpu->kvm, old);
+	if (!old)
+		return;
+	kvm_x86_isolation_unmap_optional(vcpu->kvm, old);
+	/* As kvm_cpuid_alloc() allocated it */
+	kvm_x86_isolation_freeing(vcpu->kvm, old,
+				  kvm_arch_vm_object_size(vcpu->arch.cpuid_nent * sizeof(*old)));
 }
