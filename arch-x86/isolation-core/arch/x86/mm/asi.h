@@ -258,14 +258,16 @@ extern bool asi_defer_ibpb;
 /*
  * Before a move from the restricted table to full mappings, still on it:
  * the IBPB that the VM-exits since the last move deferred (asi_ibpb.S).
+ * Returns whether there was one.
  */
-static __always_inline void asi_ibpb_before_host(struct asi_stats *s)
+static __always_inline bool asi_ibpb_before_host(struct asi_stats *s)
 {
-	if (this_cpu_read(asi_ibpb_pending)) {
-		entry_ibpb();
-		this_cpu_write(asi_ibpb_pending, false);
-		s->flush_ibpb++;
-	}
+	if (!this_cpu_read(asi_ibpb_pending))
+		return false;
+	entry_ibpb();
+	this_cpu_write(asi_ibpb_pending, false);
+	s->flush_ibpb++;
+	return true;
 }
 
 #if defined(CONFIG_LOCKDEP) && !defined(CONFIG_PROVE_LOCKING)

@@ -59,7 +59,7 @@ static bool asi_ibpb_defer_asked __ro_after_init;
 /* ... and it is: asked, the kernel runs one, not degraded (asi_ibpb.S). */
 bool asi_defer_ibpb __asi_data;
 
-DEFINE_PER_CPU_ASI(bool, asi_ibpb_defer);
+DEFINE_PER_CPU_ASI(bool, asi_ibpb_deferring);
 DEFINE_PER_CPU_ASI(bool, asi_ibpb_pending);
 DEFINE_PER_CPU_ASI(u64, asi_ibpb_deferred);
 EXPORT_SYMBOL_NS_GPL(asi_vmexit_ibpb, ASI);

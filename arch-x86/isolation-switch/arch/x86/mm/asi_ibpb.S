@@ -23,7 +23,7 @@
  * than it: RAX, RCX, RDX and the flags.
  */
 SYM_FUNC_START(asi_vmexit_ibpb)
-	cmpb	$0, PER_CPU_VAR(asi_ibpb_defer)
+	cmpb	$0, PER_CPU_VAR(asi_ibpb_deferring)
 	jnz	1f
 	jmp	entry_ibpb
 1:

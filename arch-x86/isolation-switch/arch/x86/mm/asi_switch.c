@@ -202,7 +202,7 @@ void asi_enter(struct asi *asi)
 	 * unless a fault in the switch forced the full table.
 	 */
 	if (READ_ONCE(asi_defer_ibpb) && __native_read_cr3() == cr3)
-		this_cpu_write(asi_ibpb_defer, true);
+		this_cpu_write(asi_ibpb_deferring, true);
 	/*
 	 * Host code ran on this thread since it last left: the next VM-entry
 	 * flushes, the first one after set-up too; and so does each
@@ -228,7 +228,7 @@ static void asi_leave(struct asi_cpu *c, enum asi_exit_why why)
 	if (static_branch_unlikely(&asi_smt_key))
 		WRITE_ONCE(c->smt_state, ASI_SMT_LEAVING);
 	asi_ibpb_before_host(&c->stats);
-	this_cpu_write(asi_ibpb_defer, false);
+	this_cpu_write(asi_ibpb_deferring, false);
 	/* Nothing flushed the kernel's PCID meanwhile: interrupts leave first. */
 	native_write_cr3(c->full_cr3 | asi_noflush());
 	/* No sibling runs guest code once the caller touches other data. */
@@ -318,16 +318,15 @@ void __asi_unexpected(void)
  */
 void __asi_ibpb_missed(void)
 {
+	struct asi_cpu *c;
 	unsigned long flags;
 	bool was;
 
 	local_irq_save(flags);
-	was = this_cpu_read(asi_ibpb_pending);
-	if (was) {
-		entry_ibpb();
-		this_cpu_write(asi_ibpb_pending, false);
-		this_cpu_inc(asi_cpu.stats.ibpb_missed);
-	}
+	c = this_cpu_ptr(&asi_cpu);
+	was = asi_ibpb_before_host(&c->stats);
+	if (was)
+		c->stats.ibpb_missed++;
 	local_irq_restore(flags);
 	WARN_ONCE(was, "asi: a deferred IBPB still pending in %pS\n", __builtin_return_address(0));
 }

@@ -161,7 +161,7 @@ DECLARE_PER_CPU_PAGE_ALIGNED(struct asi_cpu, asi_cpu);
 /* This CPU left its restricted table since the client last asked. */
 DECLARE_PER_CPU_ASI(bool, asi_trip);
 /* Isolated, with the IBPB after each VM-exit deferred (asi_vmexit_ibpb()). */
-DECLARE_PER_CPU_ASI(bool, asi_ibpb_defer);
+DECLARE_PER_CPU_ASI(bool, asi_ibpb_deferring);
 /* A VM-exit deferred its IBPB: the next move to full mappings runs it. */
 DECLARE_PER_CPU_ASI(bool, asi_ibpb_pending);
 DECLARE_PER_CPU_ASI(u64, asi_ibpb_deferred);
