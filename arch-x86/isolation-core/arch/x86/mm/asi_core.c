@@ -25,6 +25,7 @@
 
 #include <asm/cpu_entry_area.h>
 #include <asm/desc.h>
+#include <asm/intel_ds.h>
 #include <asm/asi.h>
 #include <asm/sections.h>
 #include <asm/tlbflush.h>
@@ -108,6 +109,30 @@ static int asi_map_core_percpu(struct asi *asi)
 	return 0;
 }
 
+#ifdef CONFIG_LOCKDEP
+/*
+ * All of the static per-CPU data, but the debug store, whose page PEBS and
+ * BTS write (no restricted table maps it, in the cpu_entry_area or here).
+ */
+static int asi_map_lockdep_percpu(struct asi *asi)
+{
+	char *start = (char __force *)__per_cpu_start, *end = (char __force *)__per_cpu_end;
+#ifdef CONFIG_CPU_SUP_INTEL
+	char *ds = (char __force *)&cpu_debug_store;
+	int ret;
+
+	/* Page aligned and sized: the static per-CPU data is two ranges. */
+	if (ds > start) {
+		ret = asi_map_percpu(asi, (void __percpu __force *)start, ds - start, "lockdep");
+		if (ret)
+			return ret;
+	}
+	start = ds + sizeof(struct debug_store);
+#endif
+	return asi_map_percpu(asi, (void __percpu __force *)start, end - start, "lockdep");
+}
+#endif
+
 /*
  * Kernel data read on the VM-entry and VM-exit paths while isolated: what
  * is defined __asi_data, on pages of its own (the CPU masks that
@@ -151,8 +176,7 @@ static int asi_map_core_data(struct asi *asi)
 			      ASI_PTE, "lockdep");
 	/* The same for per-CPU data: lockdep's, and its checkers' beside it. */
 	if (!ret)
-		ret = asi_map_percpu(asi, (void __percpu __force *)__per_cpu_start,
-				     __per_cpu_end - __per_cpu_start, "lockdep");
+		ret = asi_map_lockdep_percpu(asi);
 #endif
 	return ret;
 }

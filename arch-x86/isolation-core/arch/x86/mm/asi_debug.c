@@ -368,16 +368,23 @@ static void asi_audit_irq_stacks(struct asi *asi, struct asi_audit *res)
 
 /*
  * No CPU's debug store or PEBS/BTS buffers may be mapped: they hold
- * sampled host registers and branch records.
+ * sampled host registers and branch records.  The debug store is also
+ * the per-CPU variable the cpu_entry_area maps it from.
  */
 static void asi_audit_debug_stores(struct asi *asi, struct asi_audit *res)
 {
 	const size_t size = sizeof(struct debug_store) + sizeof(struct debug_store_buffers);
+	bool mapped;
 	int cpu;
 
-	for_each_possible_cpu(cpu)
-		res->debug_stores += asi_maps_any_locked(asi,
-				&get_cpu_entry_area(cpu)->cpu_debug_store, size);
+	for_each_possible_cpu(cpu) {
+		mapped = asi_maps_any_locked(asi, &get_cpu_entry_area(cpu)->cpu_debug_store, size);
+#ifdef CONFIG_CPU_SUP_INTEL
+		mapped |= asi_maps_any_locked(asi, per_cpu_ptr(&cpu_debug_store, cpu),
+					      sizeof(struct debug_store));
+#endif
+		res->debug_stores += mapped;
+	}
 }
 
 /*

@@ -708,9 +708,11 @@ static void asi_test_audit_rights(struct kunit *test)
 static void asi_test_audit_debug_store(struct kunit *test)
 {
 	struct asi *asi = asi_test_create(test, NULL);
-	void *ds = &get_cpu_entry_area(raw_smp_processor_id())->cpu_debug_store;
+	int cpu = raw_smp_processor_id();
+	void *ds = &get_cpu_entry_area(cpu)->cpu_debug_store;
 	struct page *page = NULL;
 	struct asi_audit res;
+	int ret;
 
 	asi_audit(asi, NULL, 0, &res);
 	KUNIT_EXPECT_EQ(test, res.debug_stores, 0UL);
@@ -720,15 +722,28 @@ static void asi_test_audit_debug_store(struct kunit *test)
 		KUNIT_ASSERT_NOT_NULL(test, page);
 		cea_set_pte(ds, PFN_PHYS(page_to_pfn(page)), PAGE_KERNEL);
 	}
-	KUNIT_EXPECT_EQ(test, asi_test_map(asi, ds, PAGE_SIZE, ASI_PTE), 0);
-	asi_audit(asi, NULL, 0, &res);
-	KUNIT_EXPECT_EQ(test, res.debug_stores, 1UL);
-	asi_unmap(asi, ds);
-	asi_audit(asi, NULL, 0, &res);
-	KUNIT_EXPECT_EQ(test, res.debug_stores, 0UL);
+	ret = asi_test_map(asi, ds, PAGE_SIZE, ASI_PTE);
+	KUNIT_EXPECT_EQ(test, ret, 0);
+	if (!ret) {
+		asi_audit(asi, NULL, 0, &res);
+		KUNIT_EXPECT_EQ(test, res.debug_stores, 1UL);
+		asi_unmap(asi, ds);
+		asi_audit(asi, NULL, 0, &res);
+		KUNIT_EXPECT_EQ(test, res.debug_stores, 0UL);
+	}
+#ifdef CONFIG_CPU_SUP_INTEL
+	/* The same page, as the per-CPU variable the cpu_entry_area maps */
+	ret = asi_test_map(asi, per_cpu_ptr(&cpu_debug_store, cpu), PAGE_SIZE, ASI_PTE);
+	KUNIT_EXPECT_EQ(test, ret, 0);
+	if (!ret) {
+		asi_audit(asi, NULL, 0, &res);
+		KUNIT_EXPECT_EQ(test, res.debug_stores, 1UL);
+		asi_unmap(asi, per_cpu_ptr(&cpu_debug_store, cpu));
+	}
+#endif
 	asi_destroy(asi);
 	if (page) {
-		cea_set_pte(ds, 0, PAGE_NONE);
+		pte_clear(&init_mm, (unsigned long)ds, virt_to_kpte((unsigned long)ds));
 		flush_tlb_kernel_range((unsigned long)ds, (unsigned long)ds + PAGE_SIZE);
 		__free_page(page);
 	}
