@@ -153,22 +153,39 @@ struct asi_audit_walk {
 	unsigned long found;
 };
 
-/* Does the page of RAM at @pfn hold the needle?  Read it without faulting. */
-static bool asi_page_holds(struct asi_audit_walk *a, unsigned long pfn)
+/**
+ * asi_holds() - do some bytes hold a needle?
+ * @buf: the bytes
+ * @len: their number
+ * @needle: the bytes to look for
+ * @needle_len: their number, at least 1
+ *
+ * Return: true if @needle is somewhere in @buf.
+ */
+bool asi_holds(const void *buf, size_t len, const void *needle, size_t needle_len)
 {
-	const u8 *p, *last = a->buf + PAGE_SIZE - a->needle_len;
+	const u8 *p = buf, *n = needle, *last;
 
-	if (!pfn_valid(pfn) || !page_is_ram(pfn) ||
-	    copy_from_kernel_nofault(a->buf, pfn_to_kaddr(pfn), PAGE_SIZE))
+	if (needle_len > len)
 		return false;
-	for (p = a->buf; p <= last; p++) {
-		p = memchr(p, a->needle[0], last - p + 1);
+	for (last = p + len - needle_len; p <= last; p++) {
+		p = memchr(p, n[0], last - p + 1);
 		if (!p)
 			return false;
-		if (!memcmp(p, a->needle, a->needle_len))
+		if (!memcmp(p, n, needle_len))
 			return true;
 	}
 	return false;
+}
+EXPORT_SYMBOL_NS_GPL(asi_holds, ASI);
+
+/* Does the page of RAM at @pfn hold the needle?  Read it without faulting. */
+static bool asi_page_holds(struct asi_audit_walk *a, unsigned long pfn)
+{
+	if (!pfn_valid(pfn) || !page_is_ram(pfn) ||
+	    copy_from_kernel_nofault(a->buf, pfn_to_kaddr(pfn), PAGE_SIZE))
+		return false;
+	return asi_holds(a->buf, PAGE_SIZE, a->needle, a->needle_len);
 }
 
 /* One 4 KiB page the restricted table maps at @addr. */

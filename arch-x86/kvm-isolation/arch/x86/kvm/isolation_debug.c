@@ -116,18 +116,6 @@ static unsigned long kvm_x86_isolation_user_fpu(struct kvm_x86_isolation *xi)
 	return n;
 }
 
-/* Does @len bytes at @p hold the needle? */
-static bool kvm_x86_isolation_holds(const u8 *p, size_t len,
-				    const struct kvm_x86_isolation_needle *n)
-{
-	size_t i;
-
-	for (i = 0; i + n->len <= len; i++)
-		if (!memcmp(p + i, n->bytes, n->len))
-			return true;
-	return false;
-}
-
 /* Is @ptr an object the VM maps now (KVM may reuse what it freed)? */
 static bool kvm_x86_isolation_live(struct kvm_x86_isolation *xi, const void *ptr)
 {
@@ -163,7 +151,7 @@ static void kvm_x86_isolation_check_freed(struct seq_file *m, struct kvm_x86_iso
 		copy = read ? kvmalloc(o->size, GFP_KERNEL) : NULL;
 		read = read && copy;
 		if (copy && !copy_from_kernel_nofault(copy, o->ptr, o->size))
-			holding += kvm_x86_isolation_holds(copy, o->size, &check_secret);
+			holding += asi_holds(copy, o->size, check_secret.bytes, check_secret.len);
 		kvfree(copy);
 	}
 	mutex_unlock(&xi->lock);

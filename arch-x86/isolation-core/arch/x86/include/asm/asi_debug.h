@@ -31,6 +31,7 @@ struct asi_audit {
 unsigned long asi_audit(struct asi *asi, struct seq_file *m,
 			unsigned int max_lines, struct asi_audit *res);
 long asi_find(struct asi *asi, const void *needle, size_t len);
+bool asi_holds(const void *buf, size_t len, const void *needle, size_t needle_len);
 bool asi_maps_any(struct asi *asi, const void *ptr, size_t size);
 bool asi_maps_allocation(struct asi *asi, const void *ptr);
 int asi_ranges_show(struct seq_file *m, void *v);
