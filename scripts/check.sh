@@ -83,7 +83,7 @@ EPYC_IBPB=EPYC-IBPB,+svm,+npt
 EPYC_IBPB_SHADOW=EPYC-IBPB,+svm,-npt
 SRSO_NOTICE=(--allow-trace "Speculative Return Stack Overflow: WARNING: See ")
 boot x86-npt-ption-isooff     x86_64 x86_64 $NPT    kunit,kvm-smoke,kvm-isolation \
-	--append "pti=on asi.kunit=asi:21"
+	--append "pti=on asi.kunit=asi:22"
 # A short kvm-bench: no isolation fault in any exit class but fresh memory.
 boot x86-npt-ption-isoon      x86_64 x86_64 $NPT    kvm-smoke,kvm-isolation,kvm-secrets,kvm-trace,kvm-debugfs,kvm-bench,kvm-irq-once \
 	--append "pti=on $ISO asi.bench=0.2,1"
@@ -224,7 +224,7 @@ if wait "$debug_build"; then
 	# ranges end on page boundaries, and KASAN's metadata after vCPUs,
 	# emulator contexts and task structs is on pages of its own.
 	boot x86-debug-isoon  x86_64-debug x86_64-debug $NPT kunit,kvm-isolation,kvm-trace,kvm-stress,kmemleak \
-		--append "pti=on $ISO asi.kunit=asi:21 asi.stress=10,3,0,1,1" \
+		--append "pti=on $ISO asi.kunit=asi:22 asi.stress=10,3,0,1,1" \
 		--timeout 1500
 else
 	tail -n 20 "$debug_log" >&2

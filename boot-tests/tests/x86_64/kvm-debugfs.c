@@ -86,7 +86,10 @@ struct region {
 
 #define MAX_REGIONS 4096
 
-/* Ranges of @inst (and of "core"), and what they say about owners. */
+/*
+ * Ranges of @inst (and of "core", and of "core-cpu0": the entry area of
+ * the first CPU, whose table ptdump shows), and what they say about owners.
+ */
 static int parse_ranges(const char *text, const char *inst, struct region *r, int *owners)
 {
 	char name[64], owner[16], level[8], *copy = strdup(text), *line, *save;
@@ -98,7 +101,7 @@ static int parse_ranges(const char *text, const char *inst, struct region *r, in
 		if (sscanf(line, "%63s %15s %lx %lx %lu %7s", name, owner, &start, &end, &bytes,
 			   level) != 6)
 			continue;
-		if (strcmp(name, inst) && strcmp(name, "core"))
+		if (strcmp(name, inst) && strcmp(name, "core") && strcmp(name, "core-cpu0"))
 			continue;
 		if (!strcmp(name, inst)) {
 			owners[0] += !strcmp(owner, "VM");

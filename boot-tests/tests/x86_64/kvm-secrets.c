@@ -530,9 +530,10 @@ int main(void)
 	/*
 	 * Two VMs, each: the other VM, stray pages, shared pages (three
 	 * lines), stale pages, writable pages, hard-IRQ stacks, debug stores,
-	 * other tasks, user FPU state, the other process's page, the secret,
-	 * the objects KVM freed, the control.  After the threads exited, the secret and
-	 * user FPU state again.  Then the freed objects and the freed control.
+	 * other CPUs' entry areas, other tasks, user FPU state, the other
+	 * process's page, the secret, the objects KVM freed, the control.
+	 * After the threads exited, the secret and user FPU state again.  Then
+	 * the freed objects and the freed control.
 	 */
 	n = count_results(buf, NULL);
 	n_after = count_results(after, AFTER_EXIT);
@@ -564,7 +565,7 @@ int main(void)
 	ktap_result(a.vcpu[0].run->exit_reason == KVM_EXIT_IO && a.vcpu[0].run->io.port == 0xe0 &&
 		    b.vcpu[0].run->exit_reason == KVM_EXIT_IO && b.vcpu[0].run->io.port == 0xe0,
 		    "vms_ran_to_the_end");
-	ktap_result(n == (pfn ? 30 : 28) && n_after == 4, "all_checks_reported");
+	ktap_result(n == (pfn ? 32 : 30) && n_after == 4, "all_checks_reported");
 	guest_destroy(&a);
 	guest_destroy(&b);
 	return ktap_exit_code();

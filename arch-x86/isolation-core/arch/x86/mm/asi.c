@@ -405,6 +405,22 @@ int asi_map_kind(struct asi *asi, const void *ptr, size_t size,
 }
 
 /**
+ * asi_map_shadow() - map only the KASAN shadow of an object
+ * @asi: the instance
+ * @ptr: the object, which another instance maps
+ * @size: its size
+ * @owner: what it belongs to, for reports
+ *
+ * Return: 0 or a negative error; 0 without generic KASAN.
+ */
+int asi_map_shadow(struct asi *asi, const void *ptr, size_t size, const char *owner)
+{
+	if (!asi->kasan_shadow)
+		return 0;
+	return asi_map_range(asi, ptr, size, ASI_PTE, owner, true, ASI_KIND_OBJECT, 0);
+}
+
+/**
  * asi_map() - map a kernel buffer into an isolated address space
  * @asi: the isolation instance
  * @ptr: start of the buffer; it need not be page aligned
@@ -518,16 +534,61 @@ void asi_unmap_percpu(struct asi *asi, void __percpu *ptr)
 		asi_unmap(asi, per_cpu_ptr(ptr, cpu));
 }
 
+/*
+ * Each CPU's copy of @asi's table, whose entry-area slot is the one of
+ * the core's instance for that CPU's entry area.
+ */
+static int asi_alloc_cpu_tables(struct asi *asi)
+{
+	int cpu, cea = asi_entry_area_slot();
+	struct asi_cpu_table *t;
+
+	asi->cpu = kcalloc(nr_cpu_ids, sizeof(*asi->cpu), asi->gfp);
+	if (!asi->cpu)
+		return -ENOMEM;
+	for_each_possible_cpu(cpu) {
+		t = &asi->cpu[cpu];
+		t->pgd = (pgd_t *)__get_free_pages(asi->gfp | __GFP_ZERO, PGD_ALLOCATION_ORDER);
+		if (!t->pgd)
+			return -ENOMEM;
+		t->pa = __pa(t->pgd);
+		atomic_long_add(1 << PGD_ALLOCATION_ORDER, &asi_total_ptpages);
+		memcpy(t->pgd + KERNEL_PGD_BOUNDARY, asi->pgd + KERNEL_PGD_BOUNDARY,
+		       KERNEL_PGD_PTRS * sizeof(pgd_t));
+		t->pgd[cea] = asi->shared->entry_areas[cpu]->pgd[cea];
+	}
+	return 0;
+}
+
+/* Only the copies: what they point to is @asi's, or the core's. */
+static void asi_free_cpu_tables(struct asi *asi)
+{
+	int cpu;
+
+	if (!asi->cpu)
+		return;
+	for_each_possible_cpu(cpu) {
+		if (!asi->cpu[cpu].pgd)
+			continue;
+		free_pages((unsigned long)asi->cpu[cpu].pgd, PGD_ALLOCATION_ORDER);
+		atomic_long_sub(1 << PGD_ALLOCATION_ORDER, &asi_total_ptpages);
+	}
+	kfree(asi->cpu);
+	asi->cpu = NULL;
+}
+
 /**
- * asi_create_instance() - create an instance
+ * asi_alloc_instance() - create an instance that reports do not list
  * @shared: the core, whose top-level entries it references, or NULL for the core itself
  * @gfp: how to allocate its pages
- * @name: how reports call it
+ * @name: how audit findings call it
+ *
+ * With a core that has per-CPU entry areas, the instance gets a table per
+ * CPU (struct asi::cpu).
  *
  * Return: the instance, or NULL without memory.
  */
-struct asi *asi_create_instance(struct asi *shared, gfp_t gfp,
-				const char *name)
+struct asi *asi_alloc_instance(struct asi *shared, gfp_t gfp, const char *name)
 {
 	struct asi *asi;
 
@@ -550,6 +611,7 @@ struct asi *asi_create_instance(struct asi *shared, gfp_t gfp,
 	asi->gfp = gfp;
 	asi->kasan_shadow = IS_ENABLED(CONFIG_KASAN_GENERIC);
 	mutex_init(&asi->lock);
+	INIT_LIST_HEAD(&asi->list);
 	xa_init(&asi->ptpages);
 	INIT_LIST_HEAD(&asi->ptpage_list);
 	INIT_LIST_HEAD(&asi->ranges);
@@ -561,6 +623,28 @@ struct asi *asi_create_instance(struct asi *shared, gfp_t gfp,
 		       KERNEL_PGD_PTRS * sizeof(pgd_t));
 	}
 	strscpy(asi->name, name, sizeof(asi->name));
+	if (shared && shared->entry_areas && asi_alloc_cpu_tables(asi)) {
+		asi_destroy(asi);
+		return NULL;
+	}
+	return asi;
+}
+
+/**
+ * asi_create_instance() - create an instance that reports list
+ * @shared: the core, whose top-level entries it references, or NULL for the core itself
+ * @gfp: how to allocate its pages
+ * @name: how reports call it
+ *
+ * Return: the instance, or NULL without memory.
+ */
+struct asi *asi_create_instance(struct asi *shared, gfp_t gfp,
+				const char *name)
+{
+	struct asi *asi = asi_alloc_instance(shared, gfp, name);
+
+	if (!asi)
+		return NULL;
 	mutex_lock(&asi_instances_lock);
 	list_add_tail(&asi->list, &asi_instances);
 	mutex_unlock(&asi_instances_lock);
@@ -625,7 +709,7 @@ bool asi_destroy(struct asi *asi)
 		return false;
 	}
 	mutex_lock(&asi_instances_lock);
-	list_del(&asi->list);
+	list_del_init(&asi->list);
 	mutex_unlock(&asi_instances_lock);
 	list_for_each_entry_safe(r, rtmp, &asi->ranges, list) {
 		list_del(&r->list);
@@ -636,6 +720,12 @@ bool asi_destroy(struct asi *asi)
 	list_for_each_entry_safe(pt, tmp, &asi->ptpage_list, list)
 		asi_free_ptpage(asi, pt);
 	xa_destroy(&asi->ptpages);
+	asi_free_cpu_tables(asi);
+	if (asi->entry_areas) {
+		for_each_possible_cpu(cpu)
+			asi_destroy(asi->entry_areas[cpu]);
+		kfree(asi->entry_areas);
+	}
 	if (asi->shared)
 		atomic_dec(&asi_nr_shared_users);
 	free_pages((unsigned long)asi->pgd, PGD_ALLOCATION_ORDER);

@@ -13,6 +13,7 @@
 #include <linux/xarray.h>
 
 #include <asm/asi.h>
+#include <asm/cpu_entry_area.h>
 #include <asm/nospec-branch.h>
 
 /* A directory page an instance allocated, indexed by its pfn. */
@@ -52,14 +53,29 @@ struct asi_range {
 	unsigned long clear;		/* bits its copy drops: _PAGE_RW, read-only */
 };
 
+/* The table one CPU loads for an instance. */
+struct asi_cpu_table {
+	pgd_t *pgd;
+	unsigned long pa;		/* for CR3 */
+};
+
 struct asi {
-	struct list_head list;		/* on asi_instances */
+	struct list_head list;		/* on asi_instances, or empty */
 	char name[24];			/* "core", or the VM's stats id */
 	u64 id;				/* never reused: names it in PCID slots */
 	atomic64_t tlb_gen;		/* raised by each flush of its table */
 	pgd_t *pgd;			/* the restricted table */
 	unsigned long pgd_pa;		/* its physical address, for CR3 */
 	struct asi *shared;	/* the core, whose pages we reference */
+	/*
+	 * Per possible CPU, the table that CPU loads: a copy of @pgd whose
+	 * entry-area slot maps that CPU's entry area alone, so that no CPU
+	 * maps another's exception stacks, TSS and entry stack.  NULL when
+	 * the core has no per-CPU entry areas: @pgd is loaded then.
+	 */
+	struct asi_cpu_table *cpu;
+	/* The core's: per possible CPU, an unlisted instance mapping its entry area. */
+	struct asi **entry_areas;
 	gfp_t gfp;
 	bool kasan_shadow;		/* map each range's KASAN shadow too */
 	struct mutex lock;		/* protects everything below */
@@ -80,6 +96,23 @@ extern struct list_head asi_instances;	/* every instance, for reports */
 extern struct mutex asi_instances_lock;
 extern atomic_long_t asi_total_ptpages;
 extern atomic_t asi_nr_shared_users;	/* instances referencing asi_core */
+
+/*
+ * The top-level slot of the cpu_entry_area: with 4-level paging, it holds
+ * nothing else, so each CPU's table can point it to that CPU's own entry
+ * area.  With 5-level paging, it holds the kernel image and the modules as
+ * well, and every CPU's entry area is mapped in one table (degraded).
+ */
+static inline int asi_entry_area_slot(void)
+{
+	return pgtable_l5_enabled() ? -1 : pgd_index(CPU_ENTRY_AREA_BASE);
+}
+
+/* The table @cpu loads for @asi. */
+static inline pgd_t *asi_cpu_pgd(struct asi *asi, int cpu)
+{
+	return asi->cpu ? asi->cpu[cpu].pgd : asi->pgd;
+}
 
 /* Page-table helpers: every level of the x86-64 table is a page of 512 entries. */
 
@@ -225,6 +258,8 @@ unsigned long asi_entry_addr(unsigned long base, unsigned int i, enum asi_level 
 unsigned long asi_mapped_bytes(void *table, enum asi_level level,
 			       unsigned int first, unsigned int last);
 unsigned long asi_mapped_total(struct asi *asi);
+bool asi_table_maps(pgd_t *pgd, unsigned long addr);
+void asi_sync_cpu_tables(struct asi *asi);
 
 /* asi.c */
 bool asi_needed(struct asi *asi, struct asi_range *skip, unsigned long first,
@@ -234,10 +269,15 @@ void asi_to_shadow(unsigned long *start, unsigned long *end);
 int asi_map_kind(struct asi *asi, const void *ptr, size_t size,
 		 enum asi_level level, const char *owner, enum asi_kind kind,
 		 unsigned long clear);
+int asi_map_shadow(struct asi *asi, const void *ptr, size_t size, const char *owner);
 int asi_map_percpu_kind(struct asi *asi, void __percpu *ptr, size_t size,
 			const char *owner, enum asi_kind kind);
+struct asi *asi_alloc_instance(struct asi *shared, gfp_t gfp, const char *name);
 struct asi *asi_create_instance(struct asi *shared, gfp_t gfp,
 				const char *name);
+
+/* asi_core.c */
+int asi_map_cpu_entry_areas(struct asi *core, const char **degraded);
 
 /* asi_debug.c */
 void *asi_irq_stack(int cpu);

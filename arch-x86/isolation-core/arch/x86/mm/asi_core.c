@@ -218,25 +218,75 @@ static int asi_map_module(struct asi *asi, struct module *mod)
 }
 
 /*
- * The cpu_entry_area, page by page: the IDT, and each CPU's GDT, entry
+ * The cpu_entry_area, page by page: the IDT, and the CPU's GDT, entry
  * stack, TSS and exception stacks, which the CPU and the entry code use
  * before an interrupt or exception can leave isolation.  Not the debug
  * store and the PEBS/BTS buffers after them: PEBS and BTS write sampled
  * host registers and branches there, so a CPU whose PMU may write them
  * stays out of isolation instead (asi_enter()).
  */
-static int asi_map_cpu_entry_area(struct asi *asi)
+static int asi_map_entry_area(struct asi *area, struct asi *core, int cpu)
 {
-	size_t size = offsetof(struct cpu_entry_area, cpu_debug_store);
-	int cpu, ret;
+	const struct { const void *ptr; size_t size; } parts[] = {
+		/* The IDT, through which every interrupt and exception leaves */
+		{ (void *)CPU_ENTRY_AREA_RO_IDT, PAGE_SIZE },
+		/* The CPU's own: what the CPU and the entry code use before leaving */
+		{ get_cpu_entry_area(cpu), offsetof(struct cpu_entry_area, cpu_debug_store) },
+	};
+	int i, ret = 0;
 
-	ret = asi_map(asi, (void *)CPU_ENTRY_AREA_RO_IDT, PAGE_SIZE, ASI_PTE, "core");
-	for_each_possible_cpu(cpu) {
-		if (ret)
-			break;
-		ret = asi_map(asi, get_cpu_entry_area(cpu), size, ASI_PTE, "core");
+	for (i = 0; i < ARRAY_SIZE(parts) && !ret; i++) {
+		ret = asi_map(area, parts[i].ptr, parts[i].size, ASI_PTE, "core");
+		/* The shadow is elsewhere: the core's, which every table takes */
+		if (!ret && area != core)
+			ret = asi_map_shadow(core, parts[i].ptr, parts[i].size, "core");
 	}
 	return ret;
+}
+
+/**
+ * asi_map_cpu_entry_areas() - map each CPU's entry area for the core
+ * @core: the core
+ * @degraded: set to why every CPU's entry area is in one table, if it is
+ *
+ * Each CPU's entry area goes in an instance of its own, whose top-level
+ * entry each VM's table for that CPU takes (asi_cpu_pgd()): another CPU's
+ * exception stacks hold the frames of whatever it handled there, its TSS
+ * the I/O bitmap of the task it runs, its entry stack that task's
+ * registers.  With 5-level paging the core maps all of them.
+ *
+ * Return: 0 or a negative error; the core's asi_destroy() frees what was
+ * made.
+ */
+int asi_map_cpu_entry_areas(struct asi *core, const char **degraded)
+{
+	struct asi *area;
+	int cpu, ret;
+
+	if (asi_entry_area_slot() < 0) {
+		*degraded = "5-level paging: each VM maps every CPU's entry area";
+		for_each_possible_cpu(cpu) {
+			ret = asi_map_entry_area(core, core, cpu);
+			if (ret)
+				return ret;
+		}
+		return 0;
+	}
+	core->entry_areas = kcalloc(nr_cpu_ids, sizeof(*core->entry_areas), GFP_KERNEL);
+	if (!core->entry_areas)
+		return -ENOMEM;
+	for_each_possible_cpu(cpu) {
+		area = asi_alloc_instance(NULL, GFP_KERNEL, "core");
+		if (!area)
+			return -ENOMEM;
+		snprintf(area->name, sizeof(area->name), "core-cpu%d", cpu);
+		core->entry_areas[cpu] = area;
+		area->kasan_shadow = false;
+		ret = asi_map_entry_area(area, core, cpu);
+		if (ret)
+			return ret;
+	}
+	return 0;
 }
 
 static int asi_map_core(struct asi *asi, struct module *const *mods,
@@ -257,7 +307,7 @@ static int asi_map_core(struct asi *asi, struct module *const *mods,
 	if (ret)
 		return ret;
 	*what = "cpu_entry_area";
-	ret = asi_map_cpu_entry_area(asi);
+	ret = asi_map_cpu_entry_areas(asi, &asi_degraded_why);
 	if (ret)
 		return ret;
 	*what = "per-CPU data";
@@ -413,6 +463,7 @@ int asi_setup(struct module *const *mods, unsigned int nr_mods)
 		asi_mapped_total(asi_core) >> 10, asi_pgtable_pages());
 	return 0;
 err:
+	asi_degraded_why = NULL;
 	pr_err("not enabled: mapping %s failed (%d)\n", what, ret);
 	asi_destroy(asi_core);
 	asi_core = NULL;

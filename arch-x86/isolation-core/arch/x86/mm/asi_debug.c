@@ -300,6 +300,30 @@ static void asi_audit_table(struct asi_audit_walk *a, void *table, enum asi_leve
 	}
 }
 
+/*
+ * Walk what @a's instance maps: its own table, and the entry-area slot of
+ * each CPU's, whose pages the core's instance for that CPU stands for.
+ */
+static void asi_audit_tables(struct asi_audit_walk *a)
+{
+	struct asi *asi = a->asi;
+	int cpu, cea = asi_entry_area_slot();
+	unsigned long val;
+
+	asi_audit_table(a, asi->pgd, ASI_PGD, 0);
+	if (!asi->cpu)
+		return;
+	for_each_possible_cpu(cpu) {
+		val = pgd_val(asi->cpu[cpu].pgd[cea]);
+		if (!asi_present(val))
+			continue;
+		a->asi = asi->shared->entry_areas[cpu];
+		asi_audit_table(a, asi_table(val), asi_next_level(ASI_PGD),
+				asi_entry_addr(0, cea, ASI_PGD));
+		a->asi = asi;
+	}
+}
+
 static bool asi_maps_any_locked(struct asi *asi, const void *ptr, size_t size)
 {
 	unsigned long a, end = (unsigned long)ptr + size;
@@ -383,18 +407,40 @@ static void asi_audit_irq_stacks(struct asi *asi, struct asi_audit *res)
 		res->irq_stacks += asi_maps_any_locked(asi, asi_irq_stack(cpu), IRQ_STACK_SIZE);
 }
 
+static bool asi_table_maps_any(pgd_t *pgd, const void *ptr, size_t size)
+{
+	unsigned long a, end = (unsigned long)ptr + size;
+
+	for (a = (unsigned long)ptr & PAGE_MASK; a < end; a += PAGE_SIZE)
+		if (asi_table_maps(pgd, a))
+			return true;
+	return false;
+}
+
 /*
- * No CPU's debug store or PEBS/BTS buffers may be mapped: they hold
- * sampled host registers and branch records.  The debug store is also
- * the per-CPU variable the cpu_entry_area maps it from.
+ * Each CPU's table may map that CPU's entry area and no other's: another
+ * CPU's holds the exception frames of whatever it handled, the I/O bitmap
+ * of the task it runs and that task's registers on its entry stack.  No
+ * CPU's debug store or PEBS/BTS buffers may be mapped: they hold sampled
+ * host registers and branch records.  The debug store is also the per-CPU
+ * variable the cpu_entry_area maps it from.
  */
-static void asi_audit_debug_stores(struct asi *asi, struct asi_audit *res)
+static void asi_audit_entry_areas(struct asi *asi, struct asi_audit *res)
 {
 	const size_t size = sizeof(struct debug_store) + sizeof(struct debug_store_buffers);
+	int cpu, other;
 	bool mapped;
-	int cpu;
+	pgd_t *pgd;
 
 	for_each_possible_cpu(cpu) {
+		pgd = asi_cpu_pgd(asi, cpu);
+		mapped = false;
+		for_each_possible_cpu(other)
+			mapped |= other != cpu &&
+				  asi_table_maps_any(pgd, get_cpu_entry_area(other),
+						     CPU_ENTRY_AREA_SIZE);
+		res->other_entry_areas += mapped;
+
 		mapped = asi_maps_any_locked(asi, &get_cpu_entry_area(cpu)->cpu_debug_store, size);
 #ifdef CONFIG_CPU_SUP_INTEL
 		mapped |= asi_maps_any_locked(asi, per_cpu_ptr(&cpu_debug_store, cpu),
@@ -476,10 +522,12 @@ static void asi_audit_padding(struct seq_file *m, struct asi *asi)
  * still map what the kernel maps at its address (not stale) with no more
  * rights (not writable where the kernel's mapping is read-only, never
  * writable and executable), and no CPU's hard-IRQ stack, debug store or
- * PEBS/BTS buffer may be mapped.
+ * PEBS/BTS buffer may be mapped.  The table each CPU loads maps no other
+ * CPU's entry area.
  *
  * Return: the number of findings: stray, shared, stale and writable pages,
- * and CPUs whose hard-IRQ stack or debug store is mapped.
+ * CPUs whose hard-IRQ stack or debug store is mapped, and CPUs whose table
+ * maps another CPU's entry area.
  */
 unsigned long asi_audit(struct asi *asi, struct seq_file *m,
 			unsigned int max_lines, struct asi_audit *res)
@@ -488,15 +536,15 @@ unsigned long asi_audit(struct asi *asi, struct seq_file *m,
 
 	memset(res, 0, sizeof(*res));
 	mutex_lock(&asi->lock);
-	asi_audit_table(&a, asi->pgd, ASI_PGD, 0);
+	asi_audit_tables(&a);
 	asi_audit_tasks(asi, res);
 	asi_audit_irq_stacks(asi, res);
-	asi_audit_debug_stores(asi, res);
+	asi_audit_entry_areas(asi, res);
 	if (m)
 		asi_audit_padding(m, asi);
 	mutex_unlock(&asi->lock);
 	return res->stray + res->shared + res->stale + res->writable + res->irq_stacks +
-	       res->debug_stores;
+	       res->debug_stores + res->other_entry_areas;
 }
 EXPORT_SYMBOL_NS_GPL(asi_audit, ASI);
 
@@ -523,7 +571,7 @@ long asi_find(struct asi *asi, const void *needle, size_t len)
 	if (!a.buf)
 		return -ENOMEM;
 	mutex_lock(&asi->lock);
-	asi_audit_table(&a, asi->pgd, ASI_PGD, 0);
+	asi_audit_tables(&a);
 	mutex_unlock(&asi->lock);
 	kfree(a.buf);
 	return a.found;
@@ -536,22 +584,42 @@ EXPORT_SYMBOL_NS_GPL(asi_find, ASI);
  * @m: the seq_file of /sys/kernel/debug/page_tables/asi
  *
  * The restricted table of each instance, core first, walked as ptdump
- * walks the kernel's.
+ * walks the kernel's: a VM's as the first CPU loads it, the core's
+ * followed by each CPU's entry area (core-cpuN).
  */
 void asi_ptdump(struct seq_file *m)
 {
+	int cpu, first = cpumask_first(cpu_possible_mask);
 	struct asi *asi;
 
 	mutex_lock(&asi_instances_lock);
 	list_for_each_entry(asi, &asi_instances, list) {
 		seq_printf(m, "---[ asi: %s ]---\n", asi->name);
 		mutex_lock(&asi->lock);
-		ptdump_walk_pgd_table_debugfs(m, asi->pgd);
+		ptdump_walk_pgd_table_debugfs(m, asi_cpu_pgd(asi, first));
 		mutex_unlock(&asi->lock);
+		if (!asi->entry_areas)
+			continue;
+		for_each_possible_cpu(cpu) {
+			seq_printf(m, "---[ asi: %s ]---\n", asi->entry_areas[cpu]->name);
+			ptdump_walk_pgd_table_debugfs(m, asi->entry_areas[cpu]->pgd);
+		}
 	}
 	mutex_unlock(&asi_instances_lock);
 }
 #endif
+
+/* The core's entry areas do not change while it exists: no lock. */
+static void asi_show_ranges_of(struct seq_file *m, struct asi *asi)
+{
+	struct asi_range *r;
+
+	list_for_each_entry(r, &asi->ranges, list)
+		seq_printf(m, "%s %s %#lx %#lx %lu %s\n", asi->name, r->owner,
+			   asi_range_first(r), asi_range_last(r) + 1,
+			   asi_range_last(r) - asi_range_first(r) + 1,
+			   asi_level_names[r->level]);
+}
 
 /**
  * asi_ranges_show() - show every mapped range
@@ -566,18 +634,17 @@ void asi_ptdump(struct seq_file *m)
 int asi_ranges_show(struct seq_file *m, void *v)
 {
 	struct asi *asi;
-	struct asi_range *r;
+	int cpu;
 
 	seq_puts(m, "# instance owner start end bytes level\n");
 	mutex_lock(&asi_instances_lock);
 	list_for_each_entry(asi, &asi_instances, list) {
 		mutex_lock(&asi->lock);
-		list_for_each_entry(r, &asi->ranges, list)
-			seq_printf(m, "%s %s %#lx %#lx %lu %s\n", asi->name, r->owner,
-				   asi_range_first(r), asi_range_last(r) + 1,
-				   asi_range_last(r) - asi_range_first(r) + 1,
-				   asi_level_names[r->level]);
+		asi_show_ranges_of(m, asi);
 		mutex_unlock(&asi->lock);
+		if (asi->entry_areas)
+			for_each_possible_cpu(cpu)
+				asi_show_ranges_of(m, asi->entry_areas[cpu]);
 	}
 	mutex_unlock(&asi_instances_lock);
 	return 0;
@@ -661,6 +728,21 @@ static void asi_count_areas(void *table, enum asi_level level, unsigned long bas
 	}
 }
 
+/* Page-table pages of an instance: its PGD, each CPU's, its directory pages, its entry areas'. */
+static unsigned long asi_own_pages(struct asi *asi)
+{
+	unsigned long pages = asi->nr_ptpages + (1 << PGD_ALLOCATION_ORDER);
+	int cpu;
+
+	for_each_possible_cpu(cpu) {
+		if (asi->cpu)
+			pages += 1 << PGD_ALLOCATION_ORDER;
+		if (asi->entry_areas)
+			pages += asi_own_pages(asi->entry_areas[cpu]);
+	}
+	return pages;
+}
+
 /**
  * asi_show_summary() - show the sizes of the address spaces
  * @m: the debugfs "stats" file
@@ -678,14 +760,16 @@ void asi_show_summary(struct seq_file *m)
 	list_for_each_entry(asi, &asi_instances, list) {
 		mutex_lock(&asi->lock);
 		seq_printf(m, "mapped_kib_%s %lu\n", asi->name, asi_mapped_total(asi) >> 10);
-		seq_printf(m, "pagetable_pages_%s %lu\n", asi->name,
-			   asi->nr_ptpages + (1 << PGD_ALLOCATION_ORDER));
+		seq_printf(m, "pagetable_pages_%s %lu\n", asi->name, asi_own_pages(asi));
 		mutex_unlock(&asi->lock);
 		n++;
 	}
 	if (asi_core) {
 		mutex_lock(&asi_core->lock);
 		asi_count_areas(asi_core->pgd, ASI_PGD, 0, bytes);
+		if (asi_core->entry_areas)
+			for_each_possible_cpu(i)
+				asi_count_areas(asi_core->entry_areas[i]->pgd, ASI_PGD, 0, bytes);
 		mutex_unlock(&asi_core->lock);
 		for (i = 0; i < ASI_NR_AREAS; i++)
 			seq_printf(m, "core_kib_%s %lu\n", asi_area_names[i], bytes[i] >> 10);

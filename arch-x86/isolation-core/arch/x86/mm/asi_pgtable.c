@@ -383,6 +383,30 @@ static void asi_flush_tlb(struct asi *asi)
 }
 
 /**
+ * asi_sync_cpu_tables() - make each CPU's table follow the instance's own
+ * @asi: the instance
+ *
+ * Every top-level slot of a CPU's table but the entry area's is the
+ * instance's.  Called with the instance's lock held after each change to
+ * its table: before the new entries are used, and before the flush that
+ * lets unlinked pages go.
+ */
+void asi_sync_cpu_tables(struct asi *asi)
+{
+	int cpu, i, cea = asi_entry_area_slot();
+	pgd_t *pgd;
+
+	if (!asi->cpu)
+		return;
+	for_each_possible_cpu(cpu) {
+		pgd = asi->cpu[cpu].pgd;
+		for (i = KERNEL_PGD_BOUNDARY; i < PTRS_PER_PGD; i++)
+			if (i != cea && pgd_val(pgd[i]) != pgd_val(asi->pgd[i]))
+				set_pgd(&pgd[i], asi->pgd[i]);
+	}
+}
+
+/**
  * asi_free_unlinked() - free unlinked pages once no TLB can walk them
  * @asi: the instance
  * @freed: the unlinked pages
@@ -398,6 +422,7 @@ void asi_free_unlinked(struct asi *asi, struct list_head *freed,
 {
 	struct asi_ptpage *pt, *tmp;
 
+	asi_sync_cpu_tables(asi);
 	if (asi->shared)
 		asi_flush_tlb(asi);
 	else
@@ -456,7 +481,8 @@ int asi_copy(struct asi *asi, unsigned long start, unsigned long end,
  *
  * On success the pages the operation linked become permanent; on failure
  * they are unlinked -- the parent entry gets back what it held -- newest
- * first, so that children go before their parents.
+ * first, so that children go before their parents.  Each CPU's table then
+ * follows.
  */
 void asi_settle_pending(struct asi *asi, bool keep, struct list_head *freed)
 {
@@ -475,6 +501,7 @@ void asi_settle_pending(struct asi *asi, bool keep, struct list_head *freed)
 			asi_write(slot, level, pt->replaced);
 		list_move(&pt->list, freed);
 	}
+	asi_sync_cpu_tables(asi);
 }
 
 /**
@@ -550,26 +577,33 @@ unsigned long asi_mapped_bytes(void *table, enum asi_level level,
  * asi_mapped_total() - bytes an instance maps
  * @asi: the instance
  *
- * Return: the bytes its restricted table maps, the core's included.
+ * Return: the bytes the table a CPU loads for @asi maps, the core's
+ * included; for the core, with every CPU's entry area.
  */
 unsigned long asi_mapped_total(struct asi *asi)
 {
-	return asi_mapped_bytes(asi->pgd, ASI_PGD, KERNEL_PGD_BOUNDARY,
-				PTRS_PER_PGD - 1);
+	pgd_t *pgd = asi_cpu_pgd(asi, cpumask_first(cpu_possible_mask));
+	unsigned long total = asi_mapped_bytes(pgd, ASI_PGD, KERNEL_PGD_BOUNDARY,
+					       PTRS_PER_PGD - 1);
+	int cpu;
+
+	if (asi->entry_areas)
+		for_each_possible_cpu(cpu)
+			total += asi_mapped_total(asi->entry_areas[cpu]);
+	return total;
 }
 
 /**
- * asi_is_mapped() - does an isolated address space map an address?
- * @asi: the instance
+ * asi_table_maps() - does a restricted table map an address?
+ * @pgd: the table
  * @addr: the address
  *
- * Return: true if the restricted page table translates @addr.
+ * Return: true if @pgd translates @addr.
  */
-bool asi_is_mapped(struct asi *asi, const void *addr)
+bool asi_table_maps(pgd_t *pgd, unsigned long addr)
 {
 	enum asi_level l = ASI_PGD;
-	unsigned long a = (unsigned long)addr;
-	unsigned long val = asi_read(asi_offset(asi->pgd, a, l), l);
+	unsigned long val = asi_read(asi_offset(pgd, addr, l), l);
 
 	for (;;) {
 		if (!asi_present(val))
@@ -577,6 +611,27 @@ bool asi_is_mapped(struct asi *asi, const void *addr)
 		if (asi_leaf(l, val))
 			return true;
 		l = asi_next_level(l);
-		val = asi_read(asi_offset(asi_table(val), a, l), l);
+		val = asi_read(asi_offset(asi_table(val), addr, l), l);
 	}
+}
+
+/**
+ * asi_is_mapped() - does an isolated address space map an address?
+ * @asi: the instance
+ * @addr: the address
+ *
+ * Return: true if the restricted page table translates @addr, on some
+ * CPU for an address of the cpu_entry_area.
+ */
+bool asi_is_mapped(struct asi *asi, const void *addr)
+{
+	unsigned long a = (unsigned long)addr;
+	int cpu;
+
+	if (!asi->cpu || pgd_index(a) != asi_entry_area_slot())
+		return asi_table_maps(asi->pgd, a);
+	for_each_possible_cpu(cpu)
+		if (asi_table_maps(asi->cpu[cpu].pgd, a))
+			return true;
+	return false;
 }

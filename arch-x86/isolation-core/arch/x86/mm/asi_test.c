@@ -798,6 +798,76 @@ static void asi_test_audit_tasks(struct kunit *test)
 	asi_destroy(asi);
 }
 
+/* Does @pgd map the TSS and entry stack of @cpu's entry area? */
+static bool asi_test_maps_area(pgd_t *pgd, int cpu)
+{
+	struct cpu_entry_area *area = get_cpu_entry_area(cpu);
+
+	return asi_table_maps(pgd, (unsigned long)&area->tss) &&
+	       asi_table_maps(pgd, (unsigned long)&area->entry_stack_page);
+}
+
+/*
+ * Each CPU loads a table of its own, which maps its entry area and no
+ * other CPU's, and follows the instance's table everywhere else.  The
+ * audit's positive control: a CPU's table given another CPU's entry area.
+ */
+static void asi_test_entry_areas(struct kunit *test)
+{
+	int cea = asi_entry_area_slot(), cpu, other, first = -1, second = -1;
+	const char *degraded = NULL;
+	struct asi *core, *asi;
+	struct asi_audit res;
+	pgd_t *pgd, saved;
+	unsigned long x;
+
+	if (cea < 0)
+		kunit_skip(test, "5-level paging: one table maps every CPU's entry area");
+	x = (unsigned long)asi_test_vmalloc(test, PAGE_SIZE);
+	core = asi_test_create(test, NULL);
+	KUNIT_ASSERT_EQ(test, asi_map_cpu_entry_areas(core, &degraded), 0);
+	KUNIT_EXPECT_PTR_EQ(test, degraded, (const char *)NULL);
+	asi = asi_test_create(test, core);
+	KUNIT_ASSERT_NOT_NULL(test, asi->cpu);
+	KUNIT_EXPECT_FALSE(test, asi_table_maps(asi->pgd, CPU_ENTRY_AREA_RO_IDT));
+	for_each_possible_cpu(cpu) {
+		pgd = asi->cpu[cpu].pgd;
+		KUNIT_EXPECT_TRUE(test, asi_table_maps(pgd, CPU_ENTRY_AREA_RO_IDT));
+		KUNIT_EXPECT_TRUE(test, asi_test_maps_area(pgd, cpu));
+		for_each_possible_cpu(other)
+			if (other != cpu)
+				KUNIT_EXPECT_FALSE(test, asi_test_maps_area(pgd, other));
+		if (first < 0)
+			first = cpu;
+		else if (second < 0)
+			second = cpu;
+	}
+
+	/* Mapped and unmapped in the instance's table: each CPU's follows. */
+	KUNIT_EXPECT_EQ(test, asi_test_map(asi, (void *)x, PAGE_SIZE, ASI_PTE), 0);
+	for_each_possible_cpu(cpu)
+		KUNIT_EXPECT_TRUE(test, asi_table_maps(asi->cpu[cpu].pgd, x));
+	asi_unmap(asi, (void *)x);
+	for_each_possible_cpu(cpu)
+		KUNIT_EXPECT_FALSE(test, asi_table_maps(asi->cpu[cpu].pgd, x));
+	KUNIT_EXPECT_EQ(test, asi_audit(asi, NULL, 0, &res), 0UL);
+	KUNIT_EXPECT_EQ(test, res.other_entry_areas, 0UL);
+
+	if (second >= 0) {
+		pgd = asi->cpu[first].pgd;
+		saved = pgd[cea];
+		set_pgd(&pgd[cea], asi->cpu[second].pgd[cea]);
+		asi_audit(asi, NULL, 0, &res);
+		KUNIT_EXPECT_EQ(test, res.other_entry_areas, 1UL);
+		set_pgd(&pgd[cea], saved);
+	}
+	asi_destroy(asi);
+	asi_destroy(core);
+	vfree((void *)x);
+	if (second < 0)
+		kunit_skip(test, "one possible CPU: no other CPU's entry area to find");
+}
+
 /*
  * asi_find() reads the mapped pages: it finds bytes planted on
  * one, and bytes that are on no mapped page not.
@@ -840,6 +910,7 @@ static struct kunit_case asi_test_cases[] = {
 	KUNIT_CASE(asi_test_audit_rights),
 	KUNIT_CASE(asi_test_audit_irq_stack),
 	KUNIT_CASE(asi_test_audit_debug_store),
+	KUNIT_CASE(asi_test_entry_areas),
 	KUNIT_CASE(asi_test_audit_tasks),
 	KUNIT_CASE(asi_test_find),
 	{}

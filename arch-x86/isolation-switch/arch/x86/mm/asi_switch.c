@@ -81,7 +81,8 @@ void asi_forget_pcids(void)
 }
 
 /*
- * The CR3 of @asi's restricted table on this CPU, and whether writing it
+ * The CR3 of @asi's restricted table on this CPU (its own copy, which maps
+ * this CPU's entry area alone), and whether writing it
  * may keep what its PCID caches: only when this CPU's PCID for @asi was
  * last loaded at @asi's current TLB generation, and no kernel mapping
  * changed since (a pending invalidate_other is acted on here, as the next
@@ -92,12 +93,13 @@ static unsigned long asi_restricted_cr3(struct asi_cpu *c, struct asi *asi,
 					bool *noflush)
 {
 	u64 gen = atomic64_read(&asi->tlb_gen);
+	unsigned long pa = asi->cpu ? asi->cpu[raw_smp_processor_id()].pa : asi->pgd_pa;
 	unsigned int slot;
 
 	*noflush = false;
 	if (!cpu_feature_enabled(X86_FEATURE_PCID)) {
 		c->stats.tlb_flushes++;
-		return asi->pgd_pa;
+		return pa;
 	}
 	clear_asid_other_pending();
 	for (slot = 0; slot < ASI_NR_PCIDS; slot++)
@@ -113,7 +115,7 @@ static unsigned long asi_restricted_cr3(struct asi_cpu *c, struct asi *asi,
 	c->pcid_gen[slot] = gen;
 	if (!*noflush)
 		c->stats.tlb_flushes++;
-	return asi->pgd_pa | (ASI_FIRST_PCID + slot);
+	return pa | (ASI_FIRST_PCID + slot);
 }
 
 /* Who left: the caller, or this layer for an interrupt or a fault. */
@@ -189,7 +191,7 @@ void asi_enter(struct asi *asi)
 	smp_mb();
 	cr3 = asi_restricted_cr3(c, asi, &noflush);
 	c->full_cr3 = __native_read_cr3();
-	c->table = asi->pgd_pa;
+	c->table = cr3 & CR3_ADDR_MASK;
 	if (static_branch_unlikely(&asi_smt_key))
 		c->smt_instance = asi->id;
 	/* Set before CR3 is: an NMI compares the two. */
@@ -744,7 +746,7 @@ bool asi_handle_fault(struct pt_regs *regs, unsigned long error_code,
 	       error_code, (void *)regs->ip, address);
 	if (asi) {
 		asi_dump_walk("kernel", init_mm.pgd, address);
-		asi_dump_walk("isolated", asi->pgd, address);
+		asi_dump_walk("isolated", asi_cpu_pgd(asi, raw_smp_processor_id()), address);
 	}
 	WARN(1, "asi: half-switched address space, forced the full page table\n");
 	return false;

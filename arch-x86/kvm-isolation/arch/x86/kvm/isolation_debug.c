@@ -211,6 +211,9 @@ static int kvm_x86_isolation_check_show(struct seq_file *m, void *v)
 			   audit.irq_stacks ? "not ok" : "ok", name, audit.irq_stacks);
 		seq_printf(m, "%s %s maps no CPU's debug store or PEBS/BTS buffers (%lu CPUs')\n",
 			   audit.debug_stores ? "not ok" : "ok", name, audit.debug_stores);
+		seq_printf(m, "%s %s maps on each CPU no other CPU's entry area (%lu CPUs' tables do)\n",
+			   audit.other_entry_areas ? "not ok" : "ok", name,
+			   audit.other_entry_areas);
 		seq_printf(m, "%s %s maps %lu tasks that run its vCPUs and no page of another task (%lu mapped)\n",
 			   audit.other_tasks || !audit.tasks ? "not ok" : "ok", name,
 			   audit.tasks, audit.other_tasks);
@@ -318,12 +321,13 @@ static const struct file_operations kvm_x86_isolation_check_fops = {
 /*
  * Pages the VM's address space may not map: stray ones, shared ones,
  * other tasks' pages, stale pages, pages writable where the kernel's
- * mapping is not, CPUs' hard-IRQ stacks and debug stores, and tasks' user
- * FPU state.  A
+ * mapping is not, CPUs' hard-IRQ stacks and debug stores, CPUs' tables
+ * that map another CPU's entry area, and tasks' user FPU state.  A
  * degraded kernel (asi_degraded()) has findings, and they are counted.
  */
 struct kvm_x86_isolation_findings {
-	unsigned long stray, shared, others, stale, writable, irq_stacks, debug_stores, user_fpu;
+	unsigned long stray, shared, others, stale, writable, irq_stacks, debug_stores;
+	unsigned long entry_areas, user_fpu;
 };
 
 static unsigned long kvm_x86_isolation_findings(struct kvm_x86_isolation *xi,
@@ -337,11 +341,12 @@ static unsigned long kvm_x86_isolation_findings(struct kvm_x86_isolation *xi,
 	f->writable = a.writable;
 	f->irq_stacks = a.irq_stacks;
 	f->debug_stores = a.debug_stores;
+	f->entry_areas = a.other_entry_areas;
 	f->user_fpu = kvm_x86_isolation_user_fpu(xi);
 	f->shared = a.shared;
 	f->others = a.other_tasks;
 	return f->stray + f->shared + f->others + f->stale + f->writable + f->irq_stacks +
-	       f->debug_stores + f->user_fpu;
+	       f->debug_stores + f->entry_areas + f->user_fpu;
 }
 
 /**
@@ -387,9 +392,9 @@ void kvm_x86_isolation_audit(struct kvm_x86_isolation *xi)
 	if (!total)
 		return;
 	atomic_inc(&kvm_x86_isolation_audit_findings);
-	pr_err("isolation audit: %s maps %lu stray pages, %lu shared pages, %lu other tasks' pages, %lu stale pages, %lu pages writable beyond the kernel's mapping, %lu CPUs' hard-IRQ stacks, %lu CPUs' debug stores and %lu tasks' user FPU state (debugfs kvm/isolation/check names them while a VM runs)\n",
+	pr_err("isolation audit: %s maps %lu stray pages, %lu shared pages, %lu other tasks' pages, %lu stale pages, %lu pages writable beyond the kernel's mapping, %lu CPUs' hard-IRQ stacks, %lu CPUs' debug stores, %lu CPUs' tables with another's entry area and %lu tasks' user FPU state (debugfs kvm/isolation/check names them while a VM runs)\n",
 	       asi_name(xi->iso), f.stray, f.shared, f.others, f.stale, f.writable, f.irq_stacks,
-	       f.debug_stores, f.user_fpu);
+	       f.debug_stores, f.entry_areas, f.user_fpu);
 }
 
 /**
