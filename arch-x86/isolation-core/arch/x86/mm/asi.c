@@ -9,8 +9,9 @@
  *
  * The restricted table copies ranges of the kernel page table (init_mm) at a
  * level chosen per range (asi_pgtable.c).  The core instance holds what
- * every instance needs (kernel text, cpu_entry_area, per-CPU data of the
- * entry code, the user's modules: asi_core.c).  Every other instance starts
+ * every instance needs (kernel text, per-CPU data of the entry code, the
+ * user's modules, and in an instance per CPU that CPU's cpu_entry_area:
+ * asi_core.c).  Every other instance starts
  * with references to the core's top-level entries and clones a core
  * directory page only where it adds a mapping below it, so the core's
  * page-table pages are shared by every instance and an instance's own
@@ -325,6 +326,10 @@ static int asi_map_range(struct asi *asi, const void *ptr, size_t size,
 	/* A coarser copy of the direct map would map unrelated memory. */
 	if (level != ASI_PTE && asi_in_direct_map(start, end))
 		return -EINVAL;
+	/* Each CPU's table takes the entry area's top-level entry from the core. */
+	if (asi->cpu_tables && pgd_index(start) <= asi_entry_area_slot() &&
+	    pgd_index(end - 1) >= asi_entry_area_slot())
+		return -EINVAL;
 
 	mutex_lock(&asi->lock);
 	r = asi_find_range(asi, (unsigned long)ptr, shadow);
@@ -543,11 +548,11 @@ static int asi_alloc_cpu_tables(struct asi *asi)
 	int cpu, cea = asi_entry_area_slot();
 	struct asi_cpu_table *t;
 
-	asi->cpu = kcalloc(nr_cpu_ids, sizeof(*asi->cpu), asi->gfp);
-	if (!asi->cpu)
+	asi->cpu_tables = kcalloc(nr_cpu_ids, sizeof(*asi->cpu_tables), asi->gfp);
+	if (!asi->cpu_tables)
 		return -ENOMEM;
 	for_each_possible_cpu(cpu) {
-		t = &asi->cpu[cpu];
+		t = &asi->cpu_tables[cpu];
 		t->pgd = (pgd_t *)__get_free_pages(asi->gfp | __GFP_ZERO, PGD_ALLOCATION_ORDER);
 		if (!t->pgd)
 			return -ENOMEM;
@@ -565,16 +570,16 @@ static void asi_free_cpu_tables(struct asi *asi)
 {
 	int cpu;
 
-	if (!asi->cpu)
+	if (!asi->cpu_tables)
 		return;
 	for_each_possible_cpu(cpu) {
-		if (!asi->cpu[cpu].pgd)
+		if (!asi->cpu_tables[cpu].pgd)
 			continue;
-		free_pages((unsigned long)asi->cpu[cpu].pgd, PGD_ALLOCATION_ORDER);
+		free_pages((unsigned long)asi->cpu_tables[cpu].pgd, PGD_ALLOCATION_ORDER);
 		atomic_long_sub(1 << PGD_ALLOCATION_ORDER, &asi_total_ptpages);
 	}
-	kfree(asi->cpu);
-	asi->cpu = NULL;
+	kfree(asi->cpu_tables);
+	asi->cpu_tables = NULL;
 }
 
 /**
@@ -738,8 +743,8 @@ EXPORT_SYMBOL_NS_GPL(asi_destroy, ASI);
 /**
  * asi_pgtable_pages() - page-table pages owned by isolation
  *
- * Return: the number of pages of every instance's PGD and directory pages,
- * core included.
+ * Return: the number of pages of every instance's PGDs (its own and each
+ * CPU's) and directory pages, the core and its entry areas included.
  */
 unsigned long asi_pgtable_pages(void)
 {

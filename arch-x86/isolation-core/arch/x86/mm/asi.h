@@ -67,17 +67,21 @@ struct asi {
 	pgd_t *pgd;			/* the restricted table */
 	unsigned long pgd_pa;		/* its physical address, for CR3 */
 	struct asi *shared;	/* the core, whose pages we reference */
-	/*
-	 * Per possible CPU, the table that CPU loads: a copy of @pgd whose
-	 * entry-area slot maps that CPU's entry area alone, so that no CPU
-	 * maps another's exception stacks, TSS and entry stack.  NULL when
-	 * the core has no per-CPU entry areas: @pgd is loaded then.
-	 */
-	struct asi_cpu_table *cpu;
-	/* The core's: per possible CPU, an unlisted instance mapping its entry area. */
-	struct asi **entry_areas;
 	gfp_t gfp;
 	bool kasan_shadow;		/* map each range's KASAN shadow too */
+	/*
+	 * Set when created.  Per possible CPU, the table that CPU loads: a
+	 * copy of @pgd whose entry-area slot maps that CPU's entry area
+	 * alone, so that no CPU maps another's exception stacks, TSS and
+	 * entry stack; its other entries follow @pgd's under @lock.  NULL
+	 * when the core has no per-CPU entry areas: @pgd is loaded then.
+	 */
+	struct asi_cpu_table *cpu_tables;
+	/*
+	 * The core's, set once complete: per possible CPU, an unlisted
+	 * instance that maps its entry area, and never changes.
+	 */
+	struct asi **entry_areas;
 	struct mutex lock;		/* protects everything below */
 	struct xarray ptpages;		/* pfn -> struct asi_ptpage */
 	struct list_head ptpage_list;	/* in allocation order */
@@ -108,10 +112,15 @@ static inline int asi_entry_area_slot(void)
 	return pgtable_l5_enabled() ? -1 : pgd_index(CPU_ENTRY_AREA_BASE);
 }
 
-/* The table @cpu loads for @asi. */
+/* The table @cpu loads for @asi, and its physical address. */
 static inline pgd_t *asi_cpu_pgd(struct asi *asi, int cpu)
 {
-	return asi->cpu ? asi->cpu[cpu].pgd : asi->pgd;
+	return asi->cpu_tables ? asi->cpu_tables[cpu].pgd : asi->pgd;
+}
+
+static __always_inline unsigned long asi_cpu_pa(struct asi *asi, int cpu)
+{
+	return asi->cpu_tables ? asi->cpu_tables[cpu].pa : asi->pgd_pa;
 }
 
 /* Page-table helpers: every level of the x86-64 table is a page of 512 entries. */

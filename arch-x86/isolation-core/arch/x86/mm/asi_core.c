@@ -46,7 +46,8 @@
 bool asi_at_boot __ro_after_init;
 /*
  * Why isolation runs degraded, or NULL: lockdep maps all of the kernel's
- * data, or task structs do not start pages.  Such a kernel tests
+ * data, task structs do not start pages, or 5-level paging puts every
+ * CPU's entry area in each VM's table.  Such a kernel tests
  * isolation's paths; it does not keep host data from guests.  It is
  * tainted, and says why.
  */
@@ -67,9 +68,12 @@ EXPORT_SYMBOL_NS_GPL(asi_degraded, ASI);
  * What every VM needs of the per-CPU data: what the entry code and the
  * VM-entry and VM-exit paths touch while isolated.  Each of these fills
  * its pages, so nothing else is mapped with it: the variables defined with
- * DEFINE_PER_CPU_ASI(), on pages of their own; the page-aligned
- * TSS, GDT and our own state; and the first per-CPU page, which holds only
- * fixed_percpu_data (the stack canary), followed by page alignment.
+ * DEFINE_PER_CPU_ASI(), on pages of their own; the page-aligned GDT and
+ * our own state; and the first per-CPU page, which holds only
+ * fixed_percpu_data (the stack canary), followed by page alignment.  Not
+ * the TSS: the CPU reads it through the cpu_entry_area, and the entry
+ * code through this per-CPU alias only on the way to or from user mode,
+ * which no isolated path takes.
  */
 static int asi_map_core_percpu(struct asi *asi)
 {
@@ -79,8 +83,6 @@ static int asi_map_core_percpu(struct asi *asi)
 	} vars[] = {
 		/* DEFINE_PER_CPU_ASI(): the entry code, VM-entry and VM-exit */
 		{ (void __percpu __force *)__per_cpu_asi_start, 0 },
-		/* The entry code's stack pointers; cpu_entry_area maps it for PTI */
-		{ &cpu_tss_rw, sizeof(cpu_tss_rw) },
 		/* SVM reloads TR after VM-exit, which reads the GDT */
 		{ &gdt_page, sizeof(gdt_page) },
 		/* This layer's own state, read by every entry and leave */
@@ -111,25 +113,55 @@ static int asi_map_core_percpu(struct asi *asi)
 
 #ifdef CONFIG_LOCKDEP
 /*
- * All of the static per-CPU data, but the debug store, whose page PEBS and
- * BTS write (no restricted table maps it, in the cpu_entry_area or here).
+ * Does the static per-CPU page at offset @off back a page of an entry
+ * area?  Its exception stacks, entry stack, TSS and debug store are
+ * per-CPU pages; not its GDT, which the core maps anyway.  The debug
+ * store is one page, page aligned.
+ */
+static bool asi_backs_entry_area(unsigned long off)
+{
+	int cpu = cpumask_first(cpu_possible_mask);
+	unsigned long area = (unsigned long)get_cpu_entry_area(cpu), addr, k;
+
+#ifdef CONFIG_CPU_SUP_INTEL
+	/* The debug store, also where no entry area maps it: not Intel's */
+	if (off == (__force unsigned long)&cpu_debug_store)
+		return true;
+#endif
+	for (addr = area + PAGE_SIZE; addr < area + CPU_ENTRY_AREA_SIZE; addr += PAGE_SIZE) {
+		k = asi_kernel_entry(addr, ASI_PTE);
+		if (k && (unsigned long)pfn_to_kaddr((k & PTE_PFN_MASK) >> PAGE_SHIFT) -
+			 per_cpu_offset(cpu) == off)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * All of the static per-CPU data, but what backs the entry areas: no
+ * CPU's table maps another's (nor, written by PEBS and BTS, any debug
+ * store).
  */
 static int asi_map_lockdep_percpu(struct asi *asi)
 {
-	char *start = (char __force *)__per_cpu_start, *end = (char __force *)__per_cpu_end;
-#ifdef CONFIG_CPU_SUP_INTEL
-	char *ds = (char __force *)&cpu_debug_store;
+	unsigned long start = (unsigned long)__per_cpu_start, end = (unsigned long)__per_cpu_end;
+	unsigned long off, run = start;
 	int ret;
 
-	/* Page aligned and sized: the static per-CPU data is two ranges. */
-	if (ds > start) {
-		ret = asi_map_percpu(asi, (void __percpu __force *)start, ds - start, "lockdep");
-		if (ret)
-			return ret;
+	for (off = start; off < end; off += PAGE_SIZE) {
+		if (!asi_backs_entry_area(off))
+			continue;
+		if (off > run) {
+			ret = asi_map_percpu(asi, (void __percpu __force *)run, off - run,
+					     "lockdep");
+			if (ret)
+				return ret;
+		}
+		run = off + PAGE_SIZE;
 	}
-	start = ds + sizeof(struct debug_store);
-#endif
-	return asi_map_percpu(asi, (void __percpu __force *)start, end - start, "lockdep");
+	if (run >= end)
+		return 0;
+	return asi_map_percpu(asi, (void __percpu __force *)run, end - run, "lockdep");
 }
 #endif
 
@@ -255,13 +287,12 @@ static int asi_map_entry_area(struct asi *area, struct asi *core, int cpu)
  * the I/O bitmap of the task it runs, its entry stack that task's
  * registers.  With 5-level paging the core maps all of them.
  *
- * Return: 0 or a negative error; the core's asi_destroy() frees what was
- * made.
+ * Return: 0 or a negative error, after undoing what it made.
  */
 int asi_map_cpu_entry_areas(struct asi *core, const char **degraded)
 {
-	struct asi *area;
-	int cpu, ret;
+	struct asi **areas;
+	int cpu, ret = 0;
 
 	if (asi_entry_area_slot() < 0) {
 		*degraded = "5-level paging: each VM maps every CPU's entry area";
@@ -272,20 +303,31 @@ int asi_map_cpu_entry_areas(struct asi *core, const char **degraded)
 		}
 		return 0;
 	}
-	core->entry_areas = kcalloc(nr_cpu_ids, sizeof(*core->entry_areas), GFP_KERNEL);
-	if (!core->entry_areas)
+	areas = kcalloc(nr_cpu_ids, sizeof(*areas), GFP_KERNEL);
+	if (!areas)
 		return -ENOMEM;
 	for_each_possible_cpu(cpu) {
-		area = asi_alloc_instance(NULL, GFP_KERNEL, "core");
-		if (!area)
-			return -ENOMEM;
-		snprintf(area->name, sizeof(area->name), "core-cpu%d", cpu);
-		core->entry_areas[cpu] = area;
-		area->kasan_shadow = false;
-		ret = asi_map_entry_area(area, core, cpu);
+		areas[cpu] = asi_alloc_instance(NULL, GFP_KERNEL, "core");
+		if (!areas[cpu]) {
+			ret = -ENOMEM;
+			break;
+		}
+		snprintf(areas[cpu]->name, sizeof(areas[cpu]->name), "core-cpu%d", cpu);
+		areas[cpu]->kasan_shadow = false;
+		ret = asi_map_entry_area(areas[cpu], core, cpu);
 		if (ret)
-			return ret;
+			break;
 	}
+	if (ret) {
+		for_each_possible_cpu(cpu)
+			asi_destroy(areas[cpu]);
+		kfree(areas);
+		return ret;
+	}
+	/* Complete, for the reports that walk the instances */
+	mutex_lock(&asi_instances_lock);
+	core->entry_areas = areas;
+	mutex_unlock(&asi_instances_lock);
 	return 0;
 }
 
@@ -442,6 +484,8 @@ int asi_setup(struct module *const *mods, unsigned int nr_mods)
 	}
 	if (WARN_ON(asi_core))
 		return -EBUSY;
+	/* A reason of an earlier setup, torn down since, is not this one's */
+	asi_degraded_why = NULL;
 
 	asi_core = asi_create_instance(NULL, GFP_KERNEL, "core");
 	if (!asi_core)
@@ -453,7 +497,7 @@ int asi_setup(struct module *const *mods, unsigned int nr_mods)
 	static_branch_enable(&asi_enabled_key);
 	if (IS_ENABLED(CONFIG_LOCKDEP))
 		asi_degraded_why = "lockdep maps all of the kernel's data (CONFIG_LOCKDEP)";
-	else if (!asi_tasks_page_aligned())
+	else if (!asi_degraded_why && !asi_tasks_page_aligned())
 		asi_degraded_why = "task structs do not start pages";
 	if (asi_degraded_why) {
 		add_taint(TAINT_AUX, LOCKDEP_STILL_OK);

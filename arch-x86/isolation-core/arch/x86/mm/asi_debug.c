@@ -20,6 +20,7 @@
 #include <linux/sched/task.h>
 #include <linux/sched/task_stack.h>
 #include <linux/slab.h>
+#include <linux/sort.h>
 #include <linux/vmalloc.h>
 #include <linux/xarray.h>
 
@@ -142,6 +143,13 @@ static void asi_audit_owners(struct seq_file *m, struct asi *asi, unsigned long 
 	}
 }
 
+/* A page of a CPU's entry area, by its pfn. */
+struct asi_area_page {
+	unsigned long pfn;
+	int cpu;
+	bool ds;			/* the debug store or a PEBS/BTS buffer */
+};
+
 struct asi_audit_walk {
 	struct asi *asi;
 	struct seq_file *m;
@@ -151,6 +159,14 @@ struct asi_audit_walk {
 	size_t needle_len;
 	u8 *buf;			/* a page, for it */
 	unsigned long found;
+	/* The entry areas' pages, by pfn, whichever address maps them: */
+	struct asi_area_page *area_pages;	/* sorted, or NULL: not looked for */
+	unsigned int nr_area_pages;
+	int cpu;			/* whose entry-area slot is walked; -1: every CPU's */
+	struct cpumask *bad_tables;	/* CPUs whose table maps another's area */
+	struct cpumask *ds_mapped;	/* CPUs whose debug store is mapped */
+	int shared_owner;		/* the one CPU whose area every table maps, or -1 */
+	bool shared_many;		/* every table maps the areas of several CPUs */
 };
 
 /**
@@ -269,6 +285,36 @@ static void asi_audit_rights(struct asi_audit_walk *a, unsigned long addr, enum 
 	}
 }
 
+/*
+ * Entry-area pages among the @n pages from @pfn that the walked table
+ * maps: in a CPU's entry-area slot, another CPU's makes that CPU's table
+ * bad; anywhere else, every table maps it, so every other CPU's is.
+ */
+static void asi_audit_area_pages(struct asi_audit_walk *a, unsigned long pfn, unsigned long n)
+{
+	unsigned int lo = 0, hi = a->nr_area_pages, mid;
+	const struct asi_area_page *p;
+
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		if (a->area_pages[mid].pfn < pfn)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (; lo < a->nr_area_pages && a->area_pages[lo].pfn < pfn + n; lo++) {
+		p = &a->area_pages[lo];
+		if (p->ds)
+			cpumask_set_cpu(p->cpu, a->ds_mapped);
+		else if (a->cpu >= 0 && p->cpu != a->cpu)
+			cpumask_set_cpu(a->cpu, a->bad_tables);
+		else if (a->cpu < 0 && a->shared_owner < 0)
+			a->shared_owner = p->cpu;
+		else if (a->cpu < 0 && p->cpu != a->shared_owner)
+			a->shared_many = true;
+	}
+}
+
 static void asi_audit_table(struct asi_audit_walk *a, void *table, enum asi_level level,
 			    unsigned long base)
 {
@@ -287,6 +333,8 @@ static void asi_audit_table(struct asi_audit_walk *a, void *table, enum asi_leve
 		pfn = (val & PTE_PFN_MASK & ~(size - 1)) >> PAGE_SHIFT;
 		if (!a->needle)
 			asi_audit_rights(a, addr, level, val, pfn);
+		if (a->area_pages)
+			asi_audit_area_pages(a, pfn, size >> PAGE_SHIFT);
 		/* A large leaf that objects cover whole: no need to look closer. */
 		if (size > PAGE_SIZE && !a->needle &&
 		    !asi_uncovered(a->asi, addr, addr + size, &first)) {
@@ -310,18 +358,21 @@ static void asi_audit_tables(struct asi_audit_walk *a)
 	int cpu, cea = asi_entry_area_slot();
 	unsigned long val;
 
+	a->cpu = -1;
 	asi_audit_table(a, asi->pgd, ASI_PGD, 0);
-	if (!asi->cpu)
+	if (!asi->cpu_tables)
 		return;
 	for_each_possible_cpu(cpu) {
-		val = pgd_val(asi->cpu[cpu].pgd[cea]);
+		val = pgd_val(asi->cpu_tables[cpu].pgd[cea]);
 		if (!asi_present(val))
 			continue;
 		a->asi = asi->shared->entry_areas[cpu];
+		a->cpu = cpu;
 		asi_audit_table(a, asi_table(val), asi_next_level(ASI_PGD),
 				asi_entry_addr(0, cea, ASI_PGD));
-		a->asi = asi;
 	}
+	a->asi = asi;
+	a->cpu = -1;
 }
 
 static bool asi_maps_any_locked(struct asi *asi, const void *ptr, size_t size)
@@ -407,47 +458,126 @@ static void asi_audit_irq_stacks(struct asi *asi, struct asi_audit *res)
 		res->irq_stacks += asi_maps_any_locked(asi, asi_irq_stack(cpu), IRQ_STACK_SIZE);
 }
 
-static bool asi_table_maps_any(pgd_t *pgd, const void *ptr, size_t size)
+static int asi_area_page_cmp(const void *x, const void *y)
 {
-	unsigned long a, end = (unsigned long)ptr + size;
+	const struct asi_area_page *p = x, *q = y;
 
-	for (a = (unsigned long)ptr & PAGE_MASK; a < end; a += PAGE_SIZE)
-		if (asi_table_maps(pgd, a))
-			return true;
-	return false;
+	return p->pfn < q->pfn ? -1 : p->pfn > q->pfn;
 }
 
 /*
- * Each CPU's table may map that CPU's entry area and no other's: another
- * CPU's holds the exception frames of whatever it handled, the I/O bitmap
- * of the task it runs and that task's registers on its entry stack.  No
- * CPU's debug store or PEBS/BTS buffers may be mapped: they hold sampled
- * host registers and branch records.  The debug store is also the per-CPU
- * variable the cpu_entry_area maps it from.
+ * Every CPU's entry-area pages, by pfn, for asi_audit_area_pages(): the
+ * exception stacks hold the frames of whatever that CPU handled, the TSS
+ * the I/O bitmap of the task it runs, the entry stack that task's
+ * registers, the debug store and PEBS/BTS buffers sampled host registers
+ * and branches.  Not the GDT: it holds descriptors, and SVM's TR reload
+ * writes this CPU's through the per-CPU alias that every table maps.
  */
-static void asi_audit_entry_areas(struct asi *asi, struct asi_audit *res)
+static int asi_collect_area_pages(struct asi_audit_walk *a)
 {
-	const size_t size = sizeof(struct debug_store) + sizeof(struct debug_store_buffers);
-	int cpu, other;
-	bool mapped;
+	unsigned long addr, start, ds, k;
+	struct cpu_entry_area *area;
+	unsigned int n = 0;
+	int cpu;
+
+	a->area_pages = kvmalloc_array(num_possible_cpus() * (CPU_ENTRY_AREA_SIZE >> PAGE_SHIFT),
+				       sizeof(*a->area_pages), GFP_KERNEL);
+	if (!a->area_pages)
+		return -ENOMEM;
+	for_each_possible_cpu(cpu) {
+		area = get_cpu_entry_area(cpu);
+		start = (unsigned long)area;
+		ds = (unsigned long)&area->cpu_debug_store;
+		for (addr = start; addr < start + CPU_ENTRY_AREA_SIZE; addr += PAGE_SIZE) {
+			k = addr == (unsigned long)&area->gdt ? 0 : asi_kernel_entry(addr, ASI_PTE);
+			if (k)
+				a->area_pages[n++] = (struct asi_area_page) {
+					.pfn = (k & PTE_PFN_MASK) >> PAGE_SHIFT,
+					.cpu = cpu, .ds = addr >= ds,
+				};
+		}
+	}
+	sort(a->area_pages, n, sizeof(*a->area_pages), asi_area_page_cmp, NULL);
+	a->nr_area_pages = n;
+	return 0;
+}
+
+/*
+ * The CPUs whose table does not follow the instance's: each top-level
+ * entry but the entry area's is the instance's, and that one is the
+ * core's instance for the CPU's entry area.
+ */
+static void asi_audit_mirrors(struct asi *asi, struct cpumask *bad)
+{
+	int cpu, i, cea = asi_entry_area_slot();
 	pgd_t *pgd;
 
+	if (!asi->cpu_tables)
+		return;
 	for_each_possible_cpu(cpu) {
-		pgd = asi_cpu_pgd(asi, cpu);
-		mapped = false;
-		for_each_possible_cpu(other)
-			mapped |= other != cpu &&
-				  asi_table_maps_any(pgd, get_cpu_entry_area(other),
-						     CPU_ENTRY_AREA_SIZE);
-		res->other_entry_areas += mapped;
-
-		mapped = asi_maps_any_locked(asi, &get_cpu_entry_area(cpu)->cpu_debug_store, size);
-#ifdef CONFIG_CPU_SUP_INTEL
-		mapped |= asi_maps_any_locked(asi, per_cpu_ptr(&cpu_debug_store, cpu),
-					      sizeof(struct debug_store));
-#endif
-		res->debug_stores += mapped;
+		pgd = asi->cpu_tables[cpu].pgd;
+		for (i = KERNEL_PGD_BOUNDARY; i < PTRS_PER_PGD; i++) {
+			if (pgd_val(pgd[i]) != pgd_val(i == cea ?
+					asi->shared->entry_areas[cpu]->pgd[i] : asi->pgd[i])) {
+				cpumask_set_cpu(cpu, bad);
+				break;
+			}
+		}
 	}
+}
+
+/*
+ * Walk every table of @a's instance for the entry areas' pages, and count
+ * the CPUs whose table maps another CPU's entry area or does not follow
+ * the instance's, and those whose debug store any table maps.  Without
+ * memory for that, every CPU's table counts.
+ */
+static void asi_audit_entry_areas(struct asi_audit_walk *a, struct asi_audit *res)
+{
+	cpumask_var_t bad, ds;
+	int cpu;
+
+	if (!zalloc_cpumask_var(&bad, GFP_KERNEL))
+		goto nomem;
+	if (!zalloc_cpumask_var(&ds, GFP_KERNEL))
+		goto free_bad;
+	if (asi_collect_area_pages(a))
+		goto free_ds;
+	a->bad_tables = bad;
+	a->ds_mapped = ds;
+	a->shared_owner = -1;
+	asi_audit_tables(a);
+	if (a->shared_many)
+		cpumask_copy(bad, cpu_possible_mask);
+	else if (a->shared_owner >= 0)
+		for_each_possible_cpu(cpu)
+			if (cpu != a->shared_owner)
+				cpumask_set_cpu(cpu, bad);
+	asi_audit_mirrors(a->asi, bad);
+#ifdef CONFIG_CPU_SUP_INTEL
+	/* The per-CPU variable too, which the entry area maps on Intel only */
+	for_each_possible_cpu(cpu)
+		if (asi_maps_any_locked(a->asi, per_cpu_ptr(&cpu_debug_store, cpu),
+					sizeof(struct debug_store)))
+			cpumask_set_cpu(cpu, ds);
+#endif
+	res->bad_cpu_tables = cpumask_weight(bad);
+	res->debug_stores = cpumask_weight(ds);
+	kvfree(a->area_pages);
+	a->area_pages = NULL;
+	free_cpumask_var(ds);
+	free_cpumask_var(bad);
+	return;
+
+free_ds:
+	free_cpumask_var(ds);
+free_bad:
+	free_cpumask_var(bad);
+nomem:
+	pr_warn_ratelimited("audit of %s: no memory for the entry-area check: every CPU's table counts\n",
+			    a->asi->name);
+	res->bad_cpu_tables = num_possible_cpus();
+	asi_audit_tables(a);
 }
 
 /*
@@ -536,15 +666,14 @@ unsigned long asi_audit(struct asi *asi, struct seq_file *m,
 
 	memset(res, 0, sizeof(*res));
 	mutex_lock(&asi->lock);
-	asi_audit_tables(&a);
+	asi_audit_entry_areas(&a, res);
 	asi_audit_tasks(asi, res);
 	asi_audit_irq_stacks(asi, res);
-	asi_audit_entry_areas(asi, res);
 	if (m)
 		asi_audit_padding(m, asi);
 	mutex_unlock(&asi->lock);
 	return res->stray + res->shared + res->stale + res->writable + res->irq_stacks +
-	       res->debug_stores + res->other_entry_areas;
+	       res->debug_stores + res->bad_cpu_tables;
 }
 EXPORT_SYMBOL_NS_GPL(asi_audit, ASI);
 
@@ -735,7 +864,7 @@ static unsigned long asi_own_pages(struct asi *asi)
 	int cpu;
 
 	for_each_possible_cpu(cpu) {
-		if (asi->cpu)
+		if (asi->cpu_tables)
 			pages += 1 << PGD_ALLOCATION_ORDER;
 		if (asi->entry_areas)
 			pages += asi_own_pages(asi->entry_areas[cpu]);

@@ -396,10 +396,11 @@ void asi_sync_cpu_tables(struct asi *asi)
 	int cpu, i, cea = asi_entry_area_slot();
 	pgd_t *pgd;
 
-	if (!asi->cpu)
+	if (!asi->cpu_tables)
 		return;
+	lockdep_assert_held(&asi->lock);
 	for_each_possible_cpu(cpu) {
-		pgd = asi->cpu[cpu].pgd;
+		pgd = asi->cpu_tables[cpu].pgd;
 		for (i = KERNEL_PGD_BOUNDARY; i < PTRS_PER_PGD; i++)
 			if (i != cea && pgd_val(pgd[i]) != pgd_val(asi->pgd[i]))
 				set_pgd(&pgd[i], asi->pgd[i]);
@@ -628,10 +629,10 @@ bool asi_is_mapped(struct asi *asi, const void *addr)
 	unsigned long a = (unsigned long)addr;
 	int cpu;
 
-	if (!asi->cpu || pgd_index(a) != asi_entry_area_slot())
+	if (!asi->cpu_tables || pgd_index(a) != asi_entry_area_slot())
 		return asi_table_maps(asi->pgd, a);
 	for_each_possible_cpu(cpu)
-		if (asi_table_maps(asi->cpu[cpu].pgd, a))
+		if (asi_table_maps(asi->cpu_tables[cpu].pgd, a))
 			return true;
 	return false;
 }

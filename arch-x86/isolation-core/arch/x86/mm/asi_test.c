@@ -798,74 +798,107 @@ static void asi_test_audit_tasks(struct kunit *test)
 	asi_destroy(asi);
 }
 
-/* Does @pgd map the TSS and entry stack of @cpu's entry area? */
+/* Does @pgd map a page of @cpu's entry area, below its debug store? */
 static bool asi_test_maps_area(pgd_t *pgd, int cpu)
 {
 	struct cpu_entry_area *area = get_cpu_entry_area(cpu);
+	unsigned long addr;
 
-	return asi_table_maps(pgd, (unsigned long)&area->tss) &&
-	       asi_table_maps(pgd, (unsigned long)&area->entry_stack_page);
+	for (addr = (unsigned long)area; addr < (unsigned long)&area->cpu_debug_store;
+	     addr += PAGE_SIZE)
+		if (asi_table_maps(pgd, addr))
+			return true;
+	return false;
+}
+
+/* The audit's count of CPUs whose table is bad. */
+static unsigned long asi_test_bad_tables(struct asi *asi)
+{
+	struct asi_audit res;
+
+	asi_audit(asi, NULL, 0, &res);
+	return res.bad_cpu_tables;
 }
 
 /*
  * Each CPU loads a table of its own, which maps its entry area and no
  * other CPU's, and follows the instance's table everywhere else.  The
- * audit's positive control: a CPU's table given another CPU's entry area.
+ * audit's positive controls: a CPU's table given another CPU's entry
+ * area, another CPU's TSS mapped through its per-CPU alias, and a CPU's
+ * table that missed a change of the instance's.
  */
 static void asi_test_entry_areas(struct kunit *test)
 {
-	int cea = asi_entry_area_slot(), cpu, other, first = -1, second = -1;
+	int cea = asi_entry_area_slot(), cpu, other, first, second;
 	const char *degraded = NULL;
 	struct asi *core, *asi;
-	struct asi_audit res;
 	pgd_t *pgd, saved;
 	unsigned long x;
+	void *tss;
 
 	if (cea < 0)
 		kunit_skip(test, "5-level paging: one table maps every CPU's entry area");
+	if (num_possible_cpus() < 2)
+		kunit_skip(test, "one possible CPU: no other CPU's entry area to find");
+	first = cpumask_first(cpu_possible_mask);
+	second = cpumask_next(first, cpu_possible_mask);
+	tss = per_cpu_ptr(&cpu_tss_rw, second);
 	x = (unsigned long)asi_test_vmalloc(test, PAGE_SIZE);
 	core = asi_test_create(test, NULL);
-	KUNIT_ASSERT_EQ(test, asi_map_cpu_entry_areas(core, &degraded), 0);
+	KUNIT_EXPECT_EQ(test, asi_map_cpu_entry_areas(core, &degraded), 0);
 	KUNIT_EXPECT_PTR_EQ(test, degraded, (const char *)NULL);
-	asi = asi_test_create(test, core);
-	KUNIT_ASSERT_NOT_NULL(test, asi->cpu);
+	asi = asi_create_instance(core, GFP_KERNEL, "test");
+	KUNIT_EXPECT_NOT_ERR_OR_NULL(test, asi);
+	if (!asi || !core->entry_areas)
+		goto out;
+	asi->kasan_shadow = false;
+	KUNIT_EXPECT_NOT_NULL(test, asi->cpu_tables);
+	if (!asi->cpu_tables)
+		goto out;
 	KUNIT_EXPECT_FALSE(test, asi_table_maps(asi->pgd, CPU_ENTRY_AREA_RO_IDT));
 	for_each_possible_cpu(cpu) {
-		pgd = asi->cpu[cpu].pgd;
+		pgd = asi->cpu_tables[cpu].pgd;
 		KUNIT_EXPECT_TRUE(test, asi_table_maps(pgd, CPU_ENTRY_AREA_RO_IDT));
 		KUNIT_EXPECT_TRUE(test, asi_test_maps_area(pgd, cpu));
 		for_each_possible_cpu(other)
 			if (other != cpu)
 				KUNIT_EXPECT_FALSE(test, asi_test_maps_area(pgd, other));
-		if (first < 0)
-			first = cpu;
-		else if (second < 0)
-			second = cpu;
 	}
+	KUNIT_EXPECT_EQ(test, asi_test_bad_tables(asi), 0UL);
+	/* The instance's own table has no entry area to map into. */
+	KUNIT_EXPECT_EQ(test, asi_test_map(asi, get_cpu_entry_area(first), PAGE_SIZE, ASI_PTE),
+			-EINVAL);
 
 	/* Mapped and unmapped in the instance's table: each CPU's follows. */
 	KUNIT_EXPECT_EQ(test, asi_test_map(asi, (void *)x, PAGE_SIZE, ASI_PTE), 0);
 	for_each_possible_cpu(cpu)
-		KUNIT_EXPECT_TRUE(test, asi_table_maps(asi->cpu[cpu].pgd, x));
+		KUNIT_EXPECT_TRUE(test, asi_table_maps(asi->cpu_tables[cpu].pgd, x));
+	/* A CPU's table that missed it */
+	pgd = asi->cpu_tables[first].pgd;
+	saved = pgd[pgd_index(x)];
+	set_pgd(&pgd[pgd_index(x)], __pgd(0));
+	KUNIT_EXPECT_EQ(test, asi_test_bad_tables(asi), 1UL);
+	set_pgd(&pgd[pgd_index(x)], saved);
 	asi_unmap(asi, (void *)x);
 	for_each_possible_cpu(cpu)
-		KUNIT_EXPECT_FALSE(test, asi_table_maps(asi->cpu[cpu].pgd, x));
-	KUNIT_EXPECT_EQ(test, asi_audit(asi, NULL, 0, &res), 0UL);
-	KUNIT_EXPECT_EQ(test, res.other_entry_areas, 0UL);
+		KUNIT_EXPECT_FALSE(test, asi_table_maps(asi->cpu_tables[cpu].pgd, x));
+	KUNIT_EXPECT_EQ(test, asi_test_bad_tables(asi), 0UL);
 
-	if (second >= 0) {
-		pgd = asi->cpu[first].pgd;
-		saved = pgd[cea];
-		set_pgd(&pgd[cea], asi->cpu[second].pgd[cea]);
-		asi_audit(asi, NULL, 0, &res);
-		KUNIT_EXPECT_EQ(test, res.other_entry_areas, 1UL);
-		set_pgd(&pgd[cea], saved);
-	}
+	/* The first CPU's table given the second's entry area */
+	saved = pgd[cea];
+	set_pgd(&pgd[cea], asi->cpu_tables[second].pgd[cea]);
+	KUNIT_EXPECT_EQ(test, asi_test_bad_tables(asi), 1UL);
+	set_pgd(&pgd[cea], saved);
+
+	/* The second CPU's TSS, through its per-CPU alias: every other CPU sees it */
+	KUNIT_EXPECT_EQ(test, asi_test_map(asi, tss, PAGE_SIZE, ASI_PTE), 0);
+	KUNIT_EXPECT_EQ(test, asi_test_bad_tables(asi), (unsigned long)num_possible_cpus() - 1);
+	asi_unmap(asi, tss);
+	KUNIT_EXPECT_EQ(test, asi_test_bad_tables(asi), 0UL);
+out:
 	asi_destroy(asi);
 	asi_destroy(core);
 	vfree((void *)x);
-	if (second < 0)
-		kunit_skip(test, "one possible CPU: no other CPU's entry area to find");
 }
 
 /*

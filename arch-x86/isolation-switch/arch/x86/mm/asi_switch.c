@@ -93,7 +93,7 @@ static unsigned long asi_restricted_cr3(struct asi_cpu *c, struct asi *asi,
 					bool *noflush)
 {
 	u64 gen = atomic64_read(&asi->tlb_gen);
-	unsigned long pa = asi->cpu ? asi->cpu[raw_smp_processor_id()].pa : asi->pgd_pa;
+	unsigned long pa = asi_cpu_pa(asi, raw_smp_processor_id());
 	unsigned int slot;
 
 	*noflush = false;
@@ -191,7 +191,7 @@ void asi_enter(struct asi *asi)
 	smp_mb();
 	cr3 = asi_restricted_cr3(c, asi, &noflush);
 	c->full_cr3 = __native_read_cr3();
-	c->table = cr3 & CR3_ADDR_MASK;
+	c->table = asi_cpu_pa(asi, raw_smp_processor_id());
 	if (static_branch_unlikely(&asi_smt_key))
 		c->smt_instance = asi->id;
 	/* Set before CR3 is: an NMI compares the two. */

@@ -211,9 +211,8 @@ static int kvm_x86_isolation_check_show(struct seq_file *m, void *v)
 			   audit.irq_stacks ? "not ok" : "ok", name, audit.irq_stacks);
 		seq_printf(m, "%s %s maps no CPU's debug store or PEBS/BTS buffers (%lu CPUs')\n",
 			   audit.debug_stores ? "not ok" : "ok", name, audit.debug_stores);
-		seq_printf(m, "%s %s maps on each CPU no other CPU's entry area (%lu CPUs' tables do)\n",
-			   audit.other_entry_areas ? "not ok" : "ok", name,
-			   audit.other_entry_areas);
+		seq_printf(m, "%s %s maps on each CPU no other CPU's entry area, by any address (%lu CPUs' tables do, or do not follow the VM's)\n",
+			   audit.bad_cpu_tables ? "not ok" : "ok", name, audit.bad_cpu_tables);
 		seq_printf(m, "%s %s maps %lu tasks that run its vCPUs and no page of another task (%lu mapped)\n",
 			   audit.other_tasks || !audit.tasks ? "not ok" : "ok", name,
 			   audit.tasks, audit.other_tasks);
@@ -341,7 +340,7 @@ static unsigned long kvm_x86_isolation_findings(struct kvm_x86_isolation *xi,
 	f->writable = a.writable;
 	f->irq_stacks = a.irq_stacks;
 	f->debug_stores = a.debug_stores;
-	f->entry_areas = a.other_entry_areas;
+	f->entry_areas = a.bad_cpu_tables;
 	f->user_fpu = kvm_x86_isolation_user_fpu(xi);
 	f->shared = a.shared;
 	f->others = a.other_tasks;

@@ -6,8 +6,9 @@
  *
  *   stats   counters, one "name value" per line; writing 0 resets them
  *   faults  the isolation fault log: count, instruction, address, error code
- *   degraded  why isolation runs degraded on this kernel (lockdep, slab
- *           debugging: it tests isolation's paths, and is tainted), or "no"
+ *   degraded  why isolation runs degraded on this kernel (lockdep, task
+ *           structs not on pages of their own, 5-level paging: it tests
+ *           isolation's paths, and is tainted), or "no"
  */
 
 #include <linux/cpufeature.h>

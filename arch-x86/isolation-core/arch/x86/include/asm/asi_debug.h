@@ -23,7 +23,8 @@ struct asi_audit {
 	unsigned long writable;		/* pages writable where the kernel's are not, or W+X */
 	unsigned long irq_stacks;	/* CPUs whose hard-IRQ stack is mapped */
 	unsigned long debug_stores;	/* CPUs whose debug store or PEBS/BTS buffers are */
-	unsigned long other_entry_areas; /* CPUs whose table maps another's entry area */
+	unsigned long bad_cpu_tables;	/* CPUs whose table maps another's entry area, */
+					/* or does not follow the instance's */
 	unsigned long tasks;		/* tasks mapped with asi_map_task() */
 	unsigned long other_tasks;	/* other tasks with a page mapped */
 	/* What this kernel cannot put on pages of their own: */
