@@ -540,27 +540,42 @@ void asi_unmap_percpu(struct asi *asi, void __percpu *ptr)
 }
 
 /*
- * Each CPU's copy of @asi's table, whose entry-area slot is the one of
- * the core's instance for that CPU's entry area.
+ * A restricted PGD: PGD_ALLOCATION_ORDER pages, so that with PTI the table
+ * is the first of a pair, whose CR3 never has PTI_USER_PGTABLE_BIT set,
+ * and PTI's entry code never mistakes it for a user CR3 to adjust.
  */
+static pgd_t *asi_alloc_pgd(gfp_t gfp)
+{
+	pgd_t *pgd = (pgd_t *)__get_free_pages(gfp | __GFP_ZERO, PGD_ALLOCATION_ORDER);
+
+	if (pgd)
+		atomic_long_add(1 << PGD_ALLOCATION_ORDER, &asi_total_ptpages);
+	return pgd;
+}
+
+static void asi_free_pgd(pgd_t *pgd)
+{
+	free_pages((unsigned long)pgd, PGD_ALLOCATION_ORDER);
+	atomic_long_sub(1 << PGD_ALLOCATION_ORDER, &asi_total_ptpages);
+}
+
+/* Each CPU's copy of @asi's table (asi_cpu_table_entry()). */
 static int asi_alloc_cpu_tables(struct asi *asi)
 {
-	int cpu, cea = asi_entry_area_slot();
 	struct asi_cpu_table *t;
+	int cpu, i;
 
 	asi->cpu_tables = kcalloc(nr_cpu_ids, sizeof(*asi->cpu_tables), asi->gfp);
 	if (!asi->cpu_tables)
 		return -ENOMEM;
 	for_each_possible_cpu(cpu) {
 		t = &asi->cpu_tables[cpu];
-		t->pgd = (pgd_t *)__get_free_pages(asi->gfp | __GFP_ZERO, PGD_ALLOCATION_ORDER);
+		t->pgd = asi_alloc_pgd(asi->gfp);
 		if (!t->pgd)
 			return -ENOMEM;
 		t->pa = __pa(t->pgd);
-		atomic_long_add(1 << PGD_ALLOCATION_ORDER, &asi_total_ptpages);
-		memcpy(t->pgd + KERNEL_PGD_BOUNDARY, asi->pgd + KERNEL_PGD_BOUNDARY,
-		       KERNEL_PGD_PTRS * sizeof(pgd_t));
-		t->pgd[cea] = asi->shared->entry_areas[cpu]->pgd[cea];
+		for (i = KERNEL_PGD_BOUNDARY; i < PTRS_PER_PGD; i++)
+			t->pgd[i] = asi_cpu_table_entry(asi, cpu, i);
 	}
 	return 0;
 }
@@ -572,12 +587,9 @@ static void asi_free_cpu_tables(struct asi *asi)
 
 	if (!asi->cpu_tables)
 		return;
-	for_each_possible_cpu(cpu) {
-		if (!asi->cpu_tables[cpu].pgd)
-			continue;
-		free_pages((unsigned long)asi->cpu_tables[cpu].pgd, PGD_ALLOCATION_ORDER);
-		atomic_long_sub(1 << PGD_ALLOCATION_ORDER, &asi_total_ptpages);
-	}
+	for_each_possible_cpu(cpu)
+		if (asi->cpu_tables[cpu].pgd)
+			asi_free_pgd(asi->cpu_tables[cpu].pgd);
 	kfree(asi->cpu_tables);
 	asi->cpu_tables = NULL;
 }
@@ -589,7 +601,7 @@ static void asi_free_cpu_tables(struct asi *asi)
  * @name: how audit findings call it
  *
  * With a core that has per-CPU entry areas, the instance gets a table per
- * CPU (struct asi::cpu).
+ * CPU (struct asi::cpu_tables).
  *
  * Return: the instance, or NULL without memory.
  */
@@ -600,12 +612,7 @@ struct asi *asi_alloc_instance(struct asi *shared, gfp_t gfp, const char *name)
 	asi = kzalloc(sizeof(*asi), gfp);
 	if (!asi)
 		return NULL;
-	/*
-	 * PGD_ALLOCATION_ORDER pages: with PTI the table is then the first
-	 * of a pair, whose CR3 never has PTI_USER_PGTABLE_BIT set, so PTI's
-	 * entry code never mistakes it for a user CR3 to adjust.
-	 */
-	asi->pgd = (pgd_t *)__get_free_pages(gfp | __GFP_ZERO, PGD_ALLOCATION_ORDER);
+	asi->pgd = asi_alloc_pgd(gfp);
 	if (!asi->pgd) {
 		kfree(asi);
 		return NULL;
@@ -620,7 +627,6 @@ struct asi *asi_alloc_instance(struct asi *shared, gfp_t gfp, const char *name)
 	xa_init(&asi->ptpages);
 	INIT_LIST_HEAD(&asi->ptpage_list);
 	INIT_LIST_HEAD(&asi->ranges);
-	atomic_long_add(1 << PGD_ALLOCATION_ORDER, &asi_total_ptpages);
 	if (shared) {
 		asi->shared = shared;
 		atomic_inc(&asi_nr_shared_users);
@@ -733,8 +739,7 @@ bool asi_destroy(struct asi *asi)
 	}
 	if (asi->shared)
 		atomic_dec(&asi_nr_shared_users);
-	free_pages((unsigned long)asi->pgd, PGD_ALLOCATION_ORDER);
-	atomic_long_sub(1 << PGD_ALLOCATION_ORDER, &asi_total_ptpages);
+	asi_free_pgd(asi->pgd);
 	kfree(asi);
 	return true;
 }

@@ -123,6 +123,15 @@ static __always_inline unsigned long asi_cpu_pa(struct asi *asi, int cpu)
 	return asi->cpu_tables ? asi->cpu_tables[cpu].pa : asi->pgd_pa;
 }
 
+/*
+ * What slot @i of @cpu's table holds: the entry area's is the core's
+ * instance for that CPU's entry area, every other one the instance's own.
+ */
+static inline pgd_t asi_cpu_table_entry(struct asi *asi, int cpu, int i)
+{
+	return i == asi_entry_area_slot() ? asi->shared->entry_areas[cpu]->pgd[i] : asi->pgd[i];
+}
+
 /* Page-table helpers: every level of the x86-64 table is a page of 512 entries. */
 
 static inline unsigned int asi_shift(enum asi_level level)

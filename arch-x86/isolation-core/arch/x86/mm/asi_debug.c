@@ -502,28 +502,18 @@ static int asi_collect_area_pages(struct asi_audit_walk *a)
 	return 0;
 }
 
-/*
- * The CPUs whose table does not follow the instance's: each top-level
- * entry but the entry area's is the instance's, and that one is the
- * core's instance for the CPU's entry area.
- */
+/* The CPUs whose table does not hold what asi_cpu_table_entry() says. */
 static void asi_audit_mirrors(struct asi *asi, struct cpumask *bad)
 {
-	int cpu, i, cea = asi_entry_area_slot();
-	pgd_t *pgd;
+	int cpu, i;
 
 	if (!asi->cpu_tables)
 		return;
-	for_each_possible_cpu(cpu) {
-		pgd = asi->cpu_tables[cpu].pgd;
-		for (i = KERNEL_PGD_BOUNDARY; i < PTRS_PER_PGD; i++) {
-			if (pgd_val(pgd[i]) != pgd_val(i == cea ?
-					asi->shared->entry_areas[cpu]->pgd[i] : asi->pgd[i])) {
+	for_each_possible_cpu(cpu)
+		for (i = KERNEL_PGD_BOUNDARY; i < PTRS_PER_PGD; i++)
+			if (pgd_val(asi->cpu_tables[cpu].pgd[i]) !=
+			    pgd_val(asi_cpu_table_entry(asi, cpu, i)))
 				cpumask_set_cpu(cpu, bad);
-				break;
-			}
-		}
-	}
 }
 
 /*

@@ -393,17 +393,19 @@ static void asi_flush_tlb(struct asi *asi)
  */
 void asi_sync_cpu_tables(struct asi *asi)
 {
-	int cpu, i, cea = asi_entry_area_slot();
-	pgd_t *pgd;
+	pgd_t *pgd, val;
+	int cpu, i;
 
 	if (!asi->cpu_tables)
 		return;
 	lockdep_assert_held(&asi->lock);
 	for_each_possible_cpu(cpu) {
 		pgd = asi->cpu_tables[cpu].pgd;
-		for (i = KERNEL_PGD_BOUNDARY; i < PTRS_PER_PGD; i++)
-			if (i != cea && pgd_val(pgd[i]) != pgd_val(asi->pgd[i]))
-				set_pgd(&pgd[i], asi->pgd[i]);
+		for (i = KERNEL_PGD_BOUNDARY; i < PTRS_PER_PGD; i++) {
+			val = asi_cpu_table_entry(asi, cpu, i);
+			if (pgd_val(pgd[i]) != pgd_val(val))
+				set_pgd(&pgd[i], val);
+		}
 	}
 }
 

@@ -81,8 +81,8 @@ void asi_forget_pcids(void)
 }
 
 /*
- * The CR3 of @asi's restricted table on this CPU (its own copy, which maps
- * this CPU's entry area alone), and whether writing it
+ * The CR3 of @asi's restricted table at @pa, this CPU's own copy (which
+ * maps this CPU's entry area alone), and whether writing it
  * may keep what its PCID caches: only when this CPU's PCID for @asi was
  * last loaded at @asi's current TLB generation, and no kernel mapping
  * changed since (a pending invalidate_other is acted on here, as the next
@@ -90,10 +90,9 @@ void asi_forget_pcids(void)
  * every CR3 write flushes.
  */
 static unsigned long asi_restricted_cr3(struct asi_cpu *c, struct asi *asi,
-					bool *noflush)
+					unsigned long pa, bool *noflush)
 {
 	u64 gen = atomic64_read(&asi->tlb_gen);
-	unsigned long pa = asi_cpu_pa(asi, raw_smp_processor_id());
 	unsigned int slot;
 
 	*noflush = false;
@@ -189,9 +188,9 @@ void asi_enter(struct asi *asi)
 	c->asi = asi;
 	/* Pairs with asi_flush_tlb(): it sees @asi here, or we see its generation. */
 	smp_mb();
-	cr3 = asi_restricted_cr3(c, asi, &noflush);
-	c->full_cr3 = __native_read_cr3();
 	c->table = asi_cpu_pa(asi, raw_smp_processor_id());
+	cr3 = asi_restricted_cr3(c, asi, c->table, &noflush);
+	c->full_cr3 = __native_read_cr3();
 	if (static_branch_unlikely(&asi_smt_key))
 		c->smt_instance = asi->id;
 	/* Set before CR3 is: an NMI compares the two. */
